@@ -1,0 +1,269 @@
+"""Offset-preserving normalization of C++/CUDA source before tree-sitter parses it.
+
+tree-sitter's CUDA grammar cannot parse several things real kernels are full of: `#pragma unroll`
+between a `for` header and its body, attribute macros (`SGL_DEVICE`, `__launch_bounds__(...)`,
+`__align__(...)`, `CUTE_ALIGNAS(...)`, `__grid_constant__`, file-local `#define FOO_KERNEL
+__global__ __launch_bounds__(...)`), unroll macros (`CUTLASS_PRAGMA_UNROLL`), `= {}` default
+arguments. This pass rewrites those bytes so that the grammar sees plain C++:
+
+* every rewrite keeps the byte length and never touches a line break, so every byte offset,
+  line and column of the normalized text is the one of the original;
+* text is blanked (replaced with spaces) or replaced by a same-length spelling the grammar knows
+  (`SGL_DEVICE` -> `__device__`);
+* what was removed is recorded (`Normalized.attributes`) so facts can still tell, e.g., that a
+  function declared with `Q_KERNEL` is a `__global__` kernel.
+
+Rules always report on, and read text from, the original bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# `#pragma ...` lines, with backslash continuations.
+_PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n]*\\\r?\n)*[^\n]*", re.M)
+# `_Pragma("unroll")`
+_PRAGMA_OP = re.compile(rb"\b_Pragma\s*\(")
+# A line holding nothing but an unroll/pragma macro, e.g. `CUTLASS_PRAGMA_UNROLL`, `CUTE_UNROLL`.
+_PRAGMA_MACRO_LINE = re.compile(
+    rb"^[ \t]*([A-Z][A-Z0-9_]*(?:UNROLL|PRAGMA)[A-Z0-9_]*)[ \t]*(?=\r?\n|$)", re.M
+)
+# Attribute-like macros and keywords that take a balanced argument list.
+_ATTR_CALL = re.compile(
+    rb"\b(__launch_bounds__|__align__|CUTE_ALIGNAS|__cluster_dims__|__attribute__|__declspec"
+    rb"|__maxnreg__|alignas|TVM_FFI_DECLARE_OBJECT_INFO(?:_FINAL)?|TVM_FFI_DECLARE_BASE_OBJECT_INFO)"
+    rb"\s*\("
+)
+# Attribute-like words the grammar does not know.
+_ATTR_WORD = re.compile(
+    rb"\b(__grid_constant__|__forceinline__|__noinline__|__inline__|CUTE_HOST_DEVICE|CUTE_DEVICE"
+    rb"|CUTE_HOST|CUTLASS_DEVICE|CUTLASS_HOST_DEVICE|CUTLASS_GLOBAL|__nv_pure__)\b"
+)
+# `= {}` (value-initialized default argument / initializer) -> `= 0 `.
+_EMPTY_INIT = re.compile(rb"=[ \t]*\{\}")
+# C++17 `using a::b, c::d;` (the grammar knows only one name per using-declaration).
+_MULTI_USING = re.compile(rb"^[ \t]*using[ \t]+(?!namespace\b)[\w:<>]+[ \t]*,[^;={}]*;", re.M)
+# A statement-like macro call alone on its line without a `;`, e.g. `ACT_GET_IF(host::kU4)`.
+_MACRO_STATEMENT = re.compile(rb"^[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*\(", re.M)
+# Declaration-generating macros used at class or namespace scope.
+_DECL_MACRO = re.compile(rb"\b(SGL_REGISTER_[A-Z_]+)[ \t]*\(")
+# `__builtin_bit_cast(float, x)`: a type as first argument -> `__builtin_bit_cast(0    , x)`.
+_BIT_CAST = re.compile(rb"\b__builtin_bit_cast[ \t]*\([ \t]*([A-Za-z_][\w:]*(?:[ \t]*\*)*)[ \t]*,")
+# `typename T::X(args)` / `typename T::X{}` used as an expression (functional cast).
+_TYPENAME_EXPR = re.compile(
+    rb"(?:(?<=[(,=])|(?<=return)|(?<=^))[ \t]*(typename)[ \t]+[A-Za-z_][\w:]*::\w+[ \t]*[({]",
+    re.M,
+)
+# `__device__ friend` -> `friend __device__` (same length; the grammar wants `friend` first).
+_DEVICE_FRIEND = re.compile(rb"\b__device__([ \t]+)friend\b")
+# Object-like `#define NAME expansion` (one line).
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*(?://[^\n]*)?$", re.M)
+_TOKEN = re.compile(rb"[A-Za-z_]\w*|\(|\)|,|[^\sA-Za-z_(),]+")
+
+# Macros whose meaning is known without reading their definition (SGLang's and CUTLASS's).
+KNOWN_ATTRIBUTE_MACROS: dict[bytes, frozenset[str]] = {
+    b"SGL_DEVICE": frozenset({"device"}),
+    b"SGL_DEVICE_HOST": frozenset({"device", "host"}),
+    b"SGL_HOST_DEVICE": frozenset({"device", "host"}),
+    b"CUTE_HOST_DEVICE": frozenset({"device", "host"}),
+    b"CUTE_DEVICE": frozenset({"device"}),
+    b"CUTLASS_DEVICE": frozenset({"device"}),
+    b"CUTLASS_HOST_DEVICE": frozenset({"device", "host"}),
+    b"CUTLASS_GLOBAL": frozenset({"global"}),
+}
+_QUALIFIER_KINDS = {b"__global__": "global", b"__device__": "device", b"__host__": "host"}
+_ATTRIBUTE_ONLY_WORDS = {
+    b"__global__",
+    b"__device__",
+    b"__host__",
+    b"__forceinline__",
+    b"__noinline__",
+    b"inline",
+    b"static",
+    b"__launch_bounds__",
+    b"__cluster_dims__",
+    b"__maxnreg__",
+    b"__grid_constant__",
+}
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """A span blanked or rewritten by normalization, with the qualifiers it stood for."""
+
+    start: int
+    end: int
+    name: str
+    kinds: frozenset[str]
+
+
+@dataclass
+class Normalized:
+    data: bytes
+    attributes: list[Attribute] = field(default_factory=list)
+
+    def kinds_between(self, start: int, end: int) -> set[str]:
+        """Qualifier kinds (global/device/host) of attribute macros in [start, end)."""
+        out: set[str] = set()
+        for attr in self.attributes:
+            if attr.start >= start and attr.end <= end:
+                out |= attr.kinds
+        return out
+
+
+def _blank(out: bytearray, start: int, end: int) -> None:
+    for i in range(start, end):
+        if out[i] not in (10, 13):
+            out[i] = 32
+
+
+def _balanced_end(data: bytes, open_paren_end: int) -> int:
+    """Offset just past the `)` closing the `(` that ends at `open_paren_end`; -1 if none."""
+    depth = 1
+    i = open_paren_end
+    n = len(data)
+    while i < n:
+        c = data[i]
+        if c == 40:
+            depth += 1
+        elif c == 41:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+_CALLABLE_ATTRIBUTES = {b"__launch_bounds__", b"__cluster_dims__", b"__maxnreg__"}
+
+
+def _classify_expansion(tokens, table, pending):
+    """Kinds if the tokens are attributes only; False if not; None if undecided yet."""
+    if not tokens:
+        return False
+    kinds: set[str] = set()
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in _CALLABLE_ATTRIBUTES:
+            if i + 1 >= len(tokens) or tokens[i + 1] != b"(":
+                return False
+            depth, i = 1, i + 2
+            while i < len(tokens) and depth:
+                depth += {b"(": 1, b")": -1}.get(tokens[i], 0)
+                i += 1
+            if depth:
+                return False
+            continue
+        if tok in _ATTRIBUTE_ONLY_WORDS:
+            kinds |= {_QUALIFIER_KINDS[tok]} if tok in _QUALIFIER_KINDS else set()
+        elif tok in table:
+            kinds |= table[tok]
+        elif tok in pending:
+            return None
+        else:
+            return False
+        i += 1
+    return frozenset(kinds)
+
+
+def _local_attribute_macros(data: bytes) -> dict[bytes, frozenset[str]]:
+    """File-local object-like macros whose expansion is only attributes/qualifiers."""
+    table = dict(KNOWN_ATTRIBUTE_MACROS)
+    pending: dict[bytes, bytes] = {}
+    for m in _DEFINE.finditer(data):
+        pending[m.group(1)] = m.group(2)
+    changed = True
+    while changed:  # resolve macros defined in terms of other attribute macros
+        changed = False
+        for name, expansion in list(pending.items()):
+            verdict = _classify_expansion(_TOKEN.findall(expansion), table, pending)
+            if verdict is None:
+                continue  # depends on a macro not classified yet
+            del pending[name]
+            changed = True
+            if verdict is not False:
+                table[name] = verdict
+    return table
+
+
+def normalize(data: bytes) -> Normalized:
+    """Normalize C++/CUDA source bytes; the result has exactly the same length and line breaks."""
+    out = bytearray(data)
+    attributes: list[Attribute] = []
+    has_hash = b"#" in data
+
+    if has_hash and b"pragma" in data:
+        for m in _PRAGMA.finditer(data):
+            _blank(out, m.start(), m.end())
+    if b"_Pragma" in data:
+        for m in _PRAGMA_OP.finditer(data):
+            end = _balanced_end(data, m.end())
+            if end > 0:
+                _blank(out, m.start(), end)
+    if b"UNROLL" in data or b"PRAGMA" in data:
+        for m in _PRAGMA_MACRO_LINE.finditer(data):
+            _blank(out, m.start(1), m.end(1))
+    for m in _ATTR_CALL.finditer(data):
+        end = _balanced_end(data, m.end())
+        if end > 0:
+            _blank(out, m.start(), end)
+    for m in _ATTR_WORD.finditer(data):
+        _blank(out, m.start(), m.end())
+    if b"using" in data:
+        for m in _MULTI_USING.finditer(data):
+            _blank(out, m.start(), m.end())
+    for m in _MACRO_STATEMENT.finditer(data):
+        end = _balanced_end(data, m.end())
+        if end < 0:
+            continue
+        eol = data.find(b"\n", end)
+        rest = data[end : eol if eol >= 0 else len(data)].strip()
+        if rest and not rest.startswith(b"//"):
+            continue
+        after = data[eol:].lstrip()[:1] if eol >= 0 else b""
+        if after and after in b"<.-+*/%&|^?:;),=[":
+            continue  # the call continues on the next line (`CHECK(x)\n << "msg";`)
+        _blank(out, m.start(1), end)
+    if b"SGL_REGISTER_" in data:
+        for m in _DECL_MACRO.finditer(data):
+            end = _balanced_end(data, m.end())
+            if end > 0:
+                _blank(out, m.start(), end)
+    if b"__builtin_bit_cast" in data:
+        for m in _BIT_CAST.finditer(data):
+            out[m.start(1) : m.end(1)] = b"0" + b" " * (m.end(1) - m.start(1) - 1)
+    if b"typename" in data:
+        for m in _TYPENAME_EXPR.finditer(data):
+            _blank(out, m.start(1), m.end(1))
+    if b"{}" in data:
+        for m in _EMPTY_INIT.finditer(data):
+            out[m.end() - 2 : m.end()] = b"0 "
+
+    macros = _local_attribute_macros(data) if has_hash else dict(KNOWN_ATTRIBUTE_MACROS)
+    if macros:
+        names = sorted(macros, key=len, reverse=True)
+        pattern = re.compile(rb"\b(" + b"|".join(re.escape(n) for n in names) + rb")\b")
+        define_lines = {m.start(1) for m in _DEFINE.finditer(data)} if has_hash else set()
+        for m in pattern.finditer(data):
+            if m.start() in define_lines:
+                continue
+            # Skip uses inside preprocessor lines (e.g. `#define X SGL_DEVICE`).
+            line_start = data.rfind(b"\n", 0, m.start()) + 1
+            if data[line_start : m.start()].lstrip().startswith(b"#"):
+                continue
+            name = m.group(1)
+            kinds = macros[name]
+            attributes.append(Attribute(m.start(), m.end(), name.decode(), kinds))
+            width = m.end() - m.start()
+            for keyword, kind in ((b"__global__", "global"), (b"__device__", "device")):
+                if kind in kinds and width >= len(keyword):
+                    out[m.start() : m.end()] = keyword + b" " * (width - len(keyword))
+                    break
+            else:
+                _blank(out, m.start(), m.end())
+    if b"friend" in data:
+        for m in _DEVICE_FRIEND.finditer(bytes(out)):
+            out[m.start() : m.end()] = b"friend" + m.group(1) + b"__device__"
+    return Normalized(bytes(out), attributes)

@@ -1,0 +1,40 @@
+"""tree-sitter parsing of C++/CUDA (grammar: tree-sitter-cuda, chosen by measurement)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def language():
+    import tree_sitter
+    import tree_sitter_cuda
+
+    return tree_sitter.Language(tree_sitter_cuda.language())
+
+
+@lru_cache(maxsize=1)
+def parser():
+    import tree_sitter
+
+    return tree_sitter.Parser(language())
+
+
+def parse(data: bytes):
+    return parser().parse(data)
+
+
+def error_nodes(root) -> list:
+    """The outermost ERROR and MISSING nodes of a tree (empty for a clean parse)."""
+    if not root.has_error:
+        return []
+    out = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            out.append(node)
+        elif node.has_error:
+            stack.extend(node.children)
+    out.sort(key=lambda n: n.start_byte)
+    return out

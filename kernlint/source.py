@@ -1,0 +1,96 @@
+"""One source file, read once: bytes, decoded text and exact position arithmetic.
+
+Positions are byte offsets internally. Reported lines are 1-based; reported columns are
+1-based and count *characters* (code points) from the start of the line, where each byte
+that is not valid UTF-8 counts as one character.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from functools import cached_property
+
+CPP_EXTENSIONS = frozenset({".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl"})
+PYTHON_EXTENSIONS = frozenset({".py", ".pyi"})
+
+
+def language_of(path: str) -> str | None:
+    """The language family of a path by its extension: "cpp", "python" or None."""
+    dot = path.rfind(".")
+    if dot < 0:
+        return None
+    ext = path[dot:].lower()
+    if ext in CPP_EXTENSIONS:
+        return "cpp"
+    if ext in PYTHON_EXTENSIONS:
+        return "python"
+    return None
+
+
+@dataclass
+class SourceFile:
+    path: str  # the path as displayed (as given, or relative to the working directory)
+    data: bytes
+    language: str
+    abspath: str = ""
+    _line_starts: list[int] = field(default_factory=list, repr=False)
+
+    @cached_property
+    def text(self) -> str:
+        """The text; invalid UTF-8 bytes become lone surrogates (one per byte)."""
+        return self.data.decode("utf-8", "surrogateescape")
+
+    @cached_property
+    def is_valid_utf8(self) -> bool:
+        try:
+            self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    @property
+    def line_starts(self) -> list[int]:
+        if not self._line_starts:
+            starts = [0]
+            find = self.data.find
+            i = find(b"\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = find(b"\n", i + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def line_index(self, offset: int) -> int:
+        """0-based line of a byte offset."""
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(1-based line, 1-based character column) of a byte offset."""
+        row = self.line_index(offset)
+        start = self.line_starts[row]
+        prefix = self.data[start:offset]
+        if prefix.isascii():
+            return row + 1, len(prefix) + 1
+        return row + 1, len(prefix.decode("utf-8", "surrogateescape")) + 1
+
+    def offset_of(self, line: int, column: int) -> int:
+        """Byte offset of a (1-based line, 1-based character column)."""
+        start = self.line_starts[line - 1]
+        end = self.line_end(line - 1)
+        chars = self.data[start:end].decode("utf-8", "surrogateescape")
+        return start + len(chars[: column - 1].encode("utf-8", "surrogateescape"))
+
+    def line_end(self, row: int) -> int:
+        """Byte offset of the end of 0-based line `row`, before its line break."""
+        starts = self.line_starts
+        end = starts[row + 1] - 1 if row + 1 < len(starts) else len(self.data)
+        if end > starts[row] and self.data[end - 1 : end] == b"\r":
+            end -= 1
+        return end
+
+    def line_text(self, row: int) -> str:
+        """The text of 0-based line `row`, without its line break."""
+        return self.data[self.line_starts[row] : self.line_end(row)].decode(
+            "utf-8", "surrogateescape"
+        )

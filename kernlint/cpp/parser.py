@@ -38,3 +38,25 @@ def error_nodes(root) -> list:
             stack.extend(node.children)
     out.sort(key=lambda n: n.start_byte)
     return out
+
+
+@lru_cache(maxsize=64)
+def _query(node_types: tuple[str, ...]):
+    import tree_sitter
+
+    lang = language()
+    known = [t for t in node_types if lang.id_for_node_kind(t, True) is not None]
+    if not known:
+        return None
+    source = "[" + " ".join(f"({t})" for t in known) + "] @n"
+    return tree_sitter.QueryCursor(tree_sitter.Query(lang, source))
+
+
+def nodes_of_types(root, node_types: tuple[str, ...]) -> list:
+    """All nodes of the given types under `root`, in document order (one C-level query)."""
+    cursor = _query(node_types)
+    if cursor is None:
+        return []
+    nodes = cursor.captures(root).get("n", [])
+    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    return nodes

@@ -1,0 +1,167 @@
+"""The `kernlint` command line.
+
+Exit status: 0 no findings remain, 1 findings remain, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import __version__
+
+OUTPUT_FORMATS = ("text", "json", "github", "sarif", "junit")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2 with a one-line message
+        self.print_usage(sys.stderr)
+        self.exit(2, f"kernlint: error: {message}\n")
+
+
+def _split(values):
+    out = []
+    for v in values or []:
+        out += [p.strip() for p in v.split(",") if p.strip()]
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="kernlint", description="Lint CUDA/C++ and Python GPU kernel sources.")
+    p.add_argument("--version", action="version", version=f"kernlint {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    c = sub.add_parser("check", help="lint files and directories")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    c.add_argument("--select", action="append", help="rules to enable (codes, names, prefixes, ALL)")
+    c.add_argument("--extend-select", action="append", help="rules to enable on top of select")
+    c.add_argument("--ignore", action="append", help="rules to disable")
+    c.add_argument("--preview", action="store_true", default=None, help="enable preview rules")
+    c.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    c.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE")
+    c.add_argument("--fix", action="store_true", help="apply safe fixes")
+    c.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+    c.add_argument("--diff", action="store_true", help="show fixes as a diff, change nothing")
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    c.add_argument("--statistics", action="store_true", help="print counts per rule")
+    c.add_argument("--config", metavar="FILE", help="use this config file for every file")
+    c.add_argument("--exclude", action="append", help="replace the exclude list (globs)")
+    c.add_argument("--extend-exclude", action="append", help="more globs to exclude")
+    c.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply excludes to files named on the command line too (pre-commit)",
+    )
+    c.add_argument("--no-show-source", action="store_true", help="no source line and caret")
+    c.add_argument("-q", "--quiet", action="store_true", help="print findings only")
+
+    r = sub.add_parser("rules", help="list every rule")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+    d = sub.add_parser("rule", help="print a rule's documentation")
+    d.add_argument("rule", metavar="NAME|CODE")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if args.command == "rules":
+            return cmd_rules(args)
+        if args.command == "rule":
+            return cmd_rule(args)
+        return cmd_check(args)
+    except BrokenPipeError:
+        try:
+            sys.stdout.close()
+        except Exception:
+            pass
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _registry():
+    from .registry import load_registry
+
+    return load_registry()
+
+
+def cmd_rules(args) -> int:
+    reg = _registry()
+    if args.format == "json":
+        import json
+
+        rows = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "languages": ["c", "c++", "cuda"]
+                if r.language == "cpp"
+                else (["python"] if r.language == "python" else ["any"]),
+                "scope": r.scope,
+                "fixable": r.fixable,
+                "fix": r.fix,
+                "severity": r.severity,
+                "status": r.status,
+            }
+            for r in reg.rules
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in reg.rules:
+        lang = {"cpp": "c++/cuda", "python": "python", "any": "any"}[r.language]
+        fix = {"safe": "fix", "unsafe": "unsafe-fix", "sometimes": "fix"}.get(r.fix or "", "-")
+        print(f"{r.code:<7}{r.name:<34}{lang:<10}{fix:<11}{r.status:<8}{r.summary}")
+    return 0
+
+
+def cmd_rule(args) -> int:
+    reg = _registry()
+    rule = reg.get(args.rule)
+    if rule is None:
+        print(f"kernlint: error: unknown rule `{args.rule}` (see `kernlint rules`)", file=sys.stderr)
+        return 2
+    print(f"# {rule.name} ({rule.code})\n")
+    print(
+        f"Language: {rule.language}. Scope: {rule.scope}. Status: {rule.status}. "
+        f"Severity: {rule.severity}. Fix: {rule.fix or 'none'}.\n"
+    )
+    print(rule.doc)
+    return 0
+
+
+def cmd_check(args) -> int:
+    from .config import ConfigError, ConfigResolver, Overrides
+    from .discovery import PathError
+    from .runner import run_check
+
+    reg = _registry()
+    overrides = Overrides(
+        select=_split(args.select) if args.select else None,
+        extend_select=_split(args.extend_select),
+        ignore=_split(args.ignore),
+        preview=args.preview,
+        exclude=_split(args.exclude) if args.exclude else None,
+        extend_exclude=_split(args.extend_exclude),
+    )
+    if args.diff and args.fix:
+        print("kernlint: error: --diff and --fix cannot be combined", file=sys.stderr)
+        return 2
+    try:
+        resolver = ConfigResolver(reg, overrides, args.config)
+        return run_check(args, reg, resolver)
+    except ConfigError as exc:
+        print(f"kernlint: error: {exc}", file=sys.stderr)
+        return 2
+    except PathError as exc:
+        print(f"kernlint: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""Shared facts about one C++/CUDA file, computed once on first use and handed to every rule.
+
+Everything here is derived from the tree-sitter tree of the *normalized* source (see
+`normalize.py`); node byte offsets are offsets into the original file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .normalize import Normalized
+
+# Containers whose children are namespace-scope items.
+_PREPROC_CONTAINERS = frozenset(
+    {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"}
+)
+# Namespace-scope node types that are "items of code".
+ITEM_TYPES = {
+    "function_definition": "function",
+    "template_declaration": "template",
+    "declaration": "declaration",
+    "struct_specifier": "struct",
+    "class_specifier": "class",
+    "union_specifier": "union",
+    "enum_specifier": "enum",
+    "alias_declaration": "type alias",
+    "type_definition": "typedef",
+    "concept_definition": "concept",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    node: object  # tree-sitter node
+    kind: str
+    namespace: tuple[str, ...]  # enclosing named namespaces, outermost first ("" = anonymous)
+    name: str
+
+
+def node_name(node) -> str:
+    """Best-effort name of a declaration-like node (for messages)."""
+    t = node.type
+    if t == "template_declaration":
+        for child in node.named_children:
+            if child.type in ITEM_TYPES:
+                return node_name(child)
+        return ""
+    if t in ("struct_specifier", "class_specifier", "union_specifier", "enum_specifier"):
+        name = node.child_by_field_name("name")
+        return name.text.decode("utf-8", "replace") if name is not None else ""
+    if t in ("alias_declaration", "type_definition", "concept_definition"):
+        name = node.child_by_field_name("name") or node.child_by_field_name("declarator")
+        return name.text.decode("utf-8", "replace") if name is not None else ""
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None:
+        if declarator.type in (
+            "identifier",
+            "field_identifier",
+            "qualified_identifier",
+            "operator_name",
+            "destructor_name",
+            "type_identifier",
+        ):
+            return declarator.text.decode("utf-8", "replace")
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None:
+            break
+        declarator = inner
+    return ""
+
+
+def namespace_components(node) -> tuple[str, ...]:
+    """`namespace a::b {` -> ("a", "b"); anonymous -> ("",)."""
+    name = node.child_by_field_name("name")
+    if name is None:
+        for child in node.named_children:
+            if child.type in ("namespace_identifier", "nested_namespace_specifier", "identifier"):
+                name = child
+                break
+    if name is None:
+        return ("",)
+    text = name.text.decode("utf-8", "replace")
+    return tuple(part.strip() for part in text.split("::") if part.strip()) or ("",)
+
+
+class CppFacts:
+    def __init__(self, tree, normalized: Normalized, data: bytes) -> None:
+        self.tree = tree
+        self.root = tree.root_node
+        self.normalized = normalized
+        self.data = data
+
+    @cached_property
+    def error_ranges(self) -> list[tuple[int, int]]:
+        from .parser import error_nodes
+
+        return [(n.start_byte, n.end_byte) for n in error_nodes(self.root)]
+
+    def overlaps_error(self, start: int, end: int) -> bool:
+        for s, e in self.error_ranges:
+            if s < end and start < e:
+                return True
+            if s >= end:
+                break
+        return False
+
+    def inside_error(self, start: int, end: int) -> bool:
+        """Is [start, end) within an ERROR node (text the parser could not understand)?"""
+        for s, e in self.error_ranges:
+            if s <= start and end <= e:
+                return True
+            if s > start:
+                break
+        return False
+
+    @cached_property
+    def items(self) -> list[Item]:
+        """Namespace-scope items of code, with their enclosing namespaces.
+
+        A container (file, namespace body, preprocessor block) that has an ERROR child is not
+        trusted: its items are left out, since the parse may have cut a namespace open.
+        """
+        out: list[Item] = []
+
+        def walk(container, namespace):
+            children = container.named_children
+            if any(c.type == "ERROR" for c in children):
+                return
+            for child in children:
+                t = child.type
+                if t == "namespace_definition":
+                    body = child.child_by_field_name("body")
+                    if body is not None and not body.has_error:
+                        walk(body, namespace + namespace_components(child))
+                elif t in _PREPROC_CONTAINERS:
+                    walk(child, namespace)
+                elif t == "linkage_specification":
+                    body = child.child_by_field_name("body")
+                    if body is not None and body.type == "declaration_list":
+                        walk(body, namespace)
+                    elif body is not None and body.type in ITEM_TYPES:
+                        out.append(Item(child, ITEM_TYPES[body.type], namespace, node_name(body)))
+                elif t in ITEM_TYPES and not child.has_error:
+                    out.append(Item(child, ITEM_TYPES[t], namespace, node_name(child)))
+
+        walk(self.root, ())
+        return out

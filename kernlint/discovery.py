@@ -1,0 +1,182 @@
+"""Which files to lint: explicit files, and directories walked honoring `.gitignore` and excludes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .source import language_of
+
+
+class PathError(Exception):
+    """A path given on the command line that cannot be used (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    display: str  # path as shown to the user
+    abspath: str
+    language: str
+    explicit: bool  # named on the command line
+
+
+class _GitIgnores:
+    """Stack of `.gitignore` specs, each relative to the directory holding it."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, object] = {}
+
+    def spec_for(self, directory: str):
+        spec = self._cache.get(directory, False)
+        if spec is False:
+            spec = None
+            path = os.path.join(directory, ".gitignore")
+            if os.path.isfile(path):
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        lines = fh.read().splitlines()
+                    import pathspec
+
+                    spec = pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                except OSError:
+                    spec = None
+            self._cache[directory] = spec
+        return spec
+
+    def ignored(self, abspath: str, is_dir: bool, chain: list[str]) -> bool:
+        """Is `abspath` ignored by any .gitignore in `chain` (outermost first)?"""
+        result = False
+        for directory in chain:
+            spec = self.spec_for(directory)
+            if spec is None:
+                continue
+            rel = os.path.relpath(abspath, directory).replace(os.sep, "/")
+            if is_dir:
+                rel += "/"
+            # Later (deeper) files override earlier ones; negations handled by pathspec.
+            res = spec.check_file(rel) if hasattr(spec, "check_file") else None
+            if res is not None and getattr(res, "include", None) is not None:
+                result = bool(res.include)
+            elif spec.match_file(rel):
+                result = True
+        return result
+
+
+def _git_root(start: str) -> str | None:
+    d = start
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def discover(paths: list[str], resolver, force_exclude: bool = False, warn=print):
+    """Yield Candidates, deterministically ordered; raise PathError for unusable arguments."""
+    gitignores = _GitIgnores()
+    seen: set[str] = set()
+    for given in paths:
+        if not os.path.lexists(given):
+            raise PathError(f"{given}: no such file or directory")
+        if os.path.islink(given) and not os.path.exists(given):
+            raise PathError(f"{given}: broken symbolic link or symbolic link loop")
+        abspath = os.path.abspath(given)
+        if os.path.isfile(given):
+            language = language_of(given)
+            if language is None:
+                warn(f"{given}: not a C/C++/CUDA or Python file (by extension); skipped")
+                continue
+            if force_exclude:
+                settings = resolver.for_file(abspath)
+                if settings.is_excluded(abspath) or _excluded_parents(abspath, settings):
+                    continue
+            real = os.path.realpath(abspath)
+            if real not in seen:
+                seen.add(real)
+                yield Candidate(given, abspath, language, True)
+            continue
+        if not os.path.isdir(given):
+            raise PathError(f"{given}: not a file or directory")
+        root_git = _git_root(abspath)
+        base_chain = []
+        if root_git is not None:
+            d = abspath
+            while True:
+                base_chain.append(d)
+                if d == root_git:
+                    break
+                d = os.path.dirname(d)
+            base_chain.reverse()
+            base_chain.pop()  # abspath itself is added by the walk
+        yield from _walk(given, abspath, resolver, gitignores, base_chain, seen, warn)
+
+
+def _excluded_parents(abspath: str, settings) -> bool:
+    d = os.path.dirname(abspath)
+    root = settings.root
+    while d.startswith(root) and d != root:
+        if settings.is_excluded(d, is_dir=True):
+            return True
+        d = os.path.dirname(d)
+    return False
+
+
+def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
+    stack = [(abspath, chain)]
+    visited_dirs: set[tuple[int, int]] = set()
+    while stack:
+        directory, parents = stack.pop()
+        try:
+            st = os.stat(directory)
+        except OSError as exc:
+            warn(f"{_rel(given, abspath, directory)}: cannot read directory: {exc.strerror}")
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in visited_dirs:
+            continue
+        visited_dirs.add(key)
+        settings = resolver.for_directory(directory)
+        chain_here = parents + [directory]
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            warn(f"{_rel(given, abspath, directory)}: cannot read directory: {exc.strerror}")
+            continue
+        subdirs = []
+        for entry in entries:
+            path = entry.path
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            if entry.name == ".git":
+                continue
+            if is_link:
+                # Symbolic links are not followed while walking (no loops, no escapes),
+                # like ruff and git. A link named on the command line is followed.
+                continue
+            if settings.respect_gitignore and gitignores.ignored(path, is_dir, chain_here):
+                continue
+            if settings.is_excluded(path, is_dir=is_dir):
+                continue
+            if is_dir:
+                subdirs.append(path)
+                continue
+            language = language_of(entry.name)
+            if language is None:
+                continue
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            seen.add(real)
+            yield Candidate(_rel(given, abspath, path), path, language, False)
+        for sub in reversed(subdirs):
+            stack.append((sub, chain_here))
+
+
+def _rel(given: str, abspath: str, path: str) -> str:
+    rel = os.path.relpath(path, abspath)
+    return os.path.normpath(os.path.join(given, rel))

@@ -1,0 +1,275 @@
+"""The engine: one file in, findings out.
+
+Each file is read once; it is parsed at most once, and only if an enabled rule that can fire
+on it (its byte triggers occur in the file) needs the syntax tree. Shared facts are computed
+lazily, once, and handed to all rules. Rules that want nodes are dispatched from a table built
+from their `node_types` (one tree-sitter query, or one `ast.walk`, per file).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .model import Diagnostic, Fix, Rule
+from .source import SourceFile
+
+META_UNUSED = "unused-suppression"
+META_INVALID = "invalid-suppression"
+META_SYNTAX = "syntax-error"
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    source: SourceFile | None = None
+
+
+class Context:
+    """What a rule sees: the file, its facts, and `report`."""
+
+    def __init__(self, source: SourceFile, settings, is_jit: bool) -> None:
+        self.source = source
+        self.data = source.data
+        self.settings = settings
+        self.is_jit = is_jit
+        self.rule: Rule | None = None
+        self.diagnostics: list[Diagnostic] = []
+        self.parse_error: str | None = None
+
+    # -- C++/CUDA ---------------------------------------------------------------------------
+    @cached_property
+    def normalized(self):
+        from .cpp.normalize import normalize
+
+        return normalize(self.data)
+
+    @cached_property
+    def tree(self):
+        """The syntax tree: tree-sitter (C++/CUDA) or `ast.Module` (Python); None if unparsable."""
+        if self.source.language == "cpp":
+            from .cpp.parser import parse
+
+            return parse(self.normalized.data)
+        import ast
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ast.parse(self.data, filename=self.source.path, type_comments=False)
+        except SyntaxError as exc:
+            self.parse_error = exc.msg or "invalid syntax"
+            self._syntax_error_at = (exc.lineno or 1, exc.offset or 1)
+            return None
+        except (ValueError, UnicodeDecodeError) as exc:
+            self.parse_error = str(exc)
+            self._syntax_error_at = (1, 1)
+            return None
+
+    @cached_property
+    def facts(self):
+        if self.source.language == "cpp":
+            from .cpp.facts import CppFacts
+
+            return CppFacts(self.tree, self.normalized, self.data)
+        from .python.facts import PyFacts
+
+        return PyFacts(self.tree, self.source)
+
+    @cached_property
+    def literal_spans(self):
+        from .cpp.lexer import literal_spans
+
+        return literal_spans(self.data)
+
+    # -- reporting --------------------------------------------------------------------------
+    def report(self, start: int, end: int, message: str, fix: Fix | None = None) -> None:
+        rule = self.rule
+        assert rule is not None
+        src = self.source
+        line, col = src.position(start)
+        end_line, end_col = src.position(max(end, start))
+        self.diagnostics.append(
+            Diagnostic(
+                path=src.path,
+                line=line,
+                column=col,
+                end_line=end_line,
+                end_column=end_col,
+                code=rule.code,
+                name=rule.name,
+                message=message,
+                severity=rule.severity,
+                fix=fix,
+                start=start,
+                end=end,
+            )
+        )
+
+    def report_node(self, node, message: str, fix: Fix | None = None) -> None:
+        self.report(node.start_byte, node.end_byte, message, fix)
+
+    def text(self, node) -> str:
+        """Original source text of a tree-sitter node."""
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+
+
+def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool) -> list[Rule]:
+    data = source.data
+    out = []
+    for rule in rules:
+        if rule.language not in (source.language, "any"):
+            continue
+        if rule.scope == "jit" and not is_jit:
+            continue
+        if rule.check is None and rule.visit is None:
+            continue  # implemented by the engine (meta rules)
+        if rule.triggers and not any(t in data for t in rule.triggers):
+            continue
+        out.append(rule)
+    return out
+
+
+def read_source(path: str, display: str, language: str) -> tuple[SourceFile | None, str | None]:
+    """Read a file once. Returns (source, None) or (None, warning)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except IsADirectoryError:
+        return None, f"{display}: is a directory; skipped"
+    except OSError as exc:
+        return None, f"{display}: cannot read file: {exc.strerror or exc}; skipped"
+    if b"\0" in data:
+        return None, f"{display}: binary file (contains NUL bytes); skipped"
+    return SourceFile(display, data, language, abspath=path), None
+
+
+def lint_source(source: SourceFile, settings, is_jit: bool, registry) -> FileResult:
+    result = FileResult(source.path, source=source)
+    enabled = settings.rules_for(source.abspath) if source.abspath else settings.enabled
+    enabled_codes = {r.code for r in enabled}
+    rules = _applicable(enabled, source, is_jit)
+    ctx = Context(source, settings, is_jit)
+
+    tree_rules = [r for r in rules if r.needs_tree or r.visit is not None]
+    byte_rules = [r for r in rules if not (r.needs_tree or r.visit is not None)]
+    for rule in byte_rules:
+        ctx.rule = rule
+        rule.check(ctx)
+
+    if tree_rules:
+        tree = ctx.tree
+        if tree is None:
+            syntax = registry.by_name[META_SYNTAX]
+            if syntax.code in enabled_codes:
+                line, col = ctx._syntax_error_at
+                line = max(1, min(line, len(source.line_starts)))
+                offset = source.offset_of(line, max(col, 1))
+                ctx.rule = syntax
+                ctx.report(offset, offset, f"cannot parse: {ctx.parse_error}")
+            else:
+                result.warnings.append(f"{source.path}: cannot parse: {ctx.parse_error}")
+        else:
+            for rule in tree_rules:
+                if rule.check is not None:
+                    ctx.rule = rule
+                    rule.check(ctx)
+            visitors = [r for r in tree_rules if r.visit is not None]
+            if visitors:
+                _dispatch(ctx, visitors)
+
+    diagnostics = list(ctx.diagnostics)
+    if b"kernlint:" in source.data:
+        diagnostics = _suppress(ctx, diagnostics, registry, enabled_codes, is_jit)
+    diagnostics.sort(key=Diagnostic.sort_key)
+    result.diagnostics = diagnostics
+    return result
+
+
+def _dispatch(ctx: Context, visitors: list[Rule]) -> None:
+    table: dict[str, list[Rule]] = {}
+    for rule in visitors:
+        for node_type in rule.node_types:
+            table.setdefault(node_type, []).append(rule)
+    if ctx.source.language == "cpp":
+        from .cpp.parser import nodes_of_types
+
+        facts = ctx.facts
+        for node in nodes_of_types(ctx.tree.root_node, tuple(sorted(table))):
+            if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
+                continue  # never fire on text the parser could not understand
+            for rule in table[node.type]:
+                ctx.rule = rule
+                rule.visit(node, ctx)
+    else:
+        import ast
+
+        for node in ast.walk(ctx.tree):
+            rules = table.get(type(node).__name__)
+            if rules:
+                for rule in rules:
+                    ctx.rule = rule
+                    rule.visit(node, ctx)
+
+
+def _suppress(ctx, diagnostics, registry, enabled_codes, is_jit):
+    from .suppressions import apply_suppressions, find_suppressions
+
+    suppressions = find_suppressions(ctx.source, registry)
+    if not suppressions:
+        return diagnostics
+    before = len(ctx.diagnostics)
+    kept = apply_suppressions(diagnostics, suppressions)
+    unused = registry.by_name[META_UNUSED]
+    invalid = registry.by_name[META_INVALID]
+    # Rules that ran on this file: only their suppressions can be judged unused.
+    judged = {
+        r.code
+        for r in registry.rules
+        if r.code in enabled_codes
+        and r.language in (ctx.source.language, "any")
+        and (r.scope == "all" or is_jit)
+        and (r.check is not None or r.visit is not None)
+    }
+    for s in suppressions:
+        if invalid.code in enabled_codes:
+            ctx.rule = invalid
+            if not s.names:
+                ctx.report(
+                    s.start,
+                    s.end,
+                    f"`kernlint: {s.kind}` must name the rules it suppresses, "
+                    f"e.g. `kernlint: {s.kind}[CODE]`",
+                )
+            for name, code in zip(s.names, s.codes):
+                if code is None:
+                    ctx.report(s.start, s.end, f"`kernlint: {s.kind}` names an unknown rule `{name}`")
+        if unused.code in enabled_codes:
+            ctx.rule = unused
+            for name, code in zip(s.names, s.codes):
+                if code is not None and code in judged and code not in s.used:
+                    ctx.report(s.start, s.end, f"unused suppression: no `{name}` finding here")
+    extra = ctx.diagnostics[before:]
+    return kept + extra
+
+
+def lint_file(path: str, display: str, language: str, settings, is_jit: bool, registry) -> FileResult:
+    source, warning = read_source(path, display, language)
+    if source is None:
+        return FileResult(display, warnings=[warning])
+    try:
+        return lint_source(source, settings, is_jit, registry)
+    except RecursionError:
+        return FileResult(display, warnings=[f"{display}: too deeply nested to analyze; skipped"])
+
+
+def relpath_for_display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith(os.pardir) else rel

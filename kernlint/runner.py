@@ -1,0 +1,130 @@
+"""`kernlint check`: discover files, lint them, apply fixes, report."""
+
+from __future__ import annotations
+
+import sys
+
+from .discovery import discover
+from .engine import lint_file
+from .fixes import applicable, apply_fixes, unified_diff, write_atomic
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def lint_candidates(candidates, resolver, registry):
+    results = []
+    for cand in candidates:
+        settings = resolver.for_file(cand.abspath)
+        is_jit = settings.is_jit(cand.abspath)
+        results.append(
+            lint_file(cand.abspath, cand.display, cand.language, settings, is_jit, registry)
+        )
+    return results
+
+
+def run_check(args, registry, resolver) -> int:
+    paths = args.paths or ["."]
+    candidates = list(discover(paths, resolver, force_exclude=args.force_exclude, warn=_warn))
+    results = lint_candidates(candidates, resolver, registry)
+
+    unsafe = bool(args.unsafe_fixes)
+    diagnostics = []
+    sources = {}
+    fixed_count = 0
+    diffs = []
+    for res in results:
+        for w in res.warnings:
+            _warn(w)
+        if res.source is not None:
+            sources[res.path] = res.source
+        diags = res.diagnostics
+        if (args.fix or args.diff) and any(applicable(d, unsafe) for d in diags):
+            new, fixed, remaining = apply_fixes(res.source.data, diags, unsafe)
+            if new != res.source.data:
+                if args.diff:
+                    diffs.append(unified_diff(res.path, res.source.data, new))
+                else:
+                    try:
+                        write_atomic(res.source.abspath, new)
+                    except OSError as exc:
+                        _warn(f"{res.path}: cannot write fixes: {exc.strerror or exc}")
+                        diagnostics += diags
+                        continue
+                    fixed_count += len(fixed)
+                    # Re-lint the fixed file so reported positions match its new content.
+                    settings = resolver.for_file(res.source.abspath)
+                    again = lint_file(
+                        res.source.abspath,
+                        res.path,
+                        res.source.language,
+                        settings,
+                        settings.is_jit(res.source.abspath),
+                        registry,
+                    )
+                    if again.source is not None:
+                        sources[res.path] = again.source
+                    diags = again.diagnostics
+        diagnostics += diags
+    diagnostics.sort(key=lambda d: d.sort_key())
+
+    if args.diff:
+        text = "".join(diffs)
+        sys.stdout.write(text)
+        n = sum(1 for d in diagnostics if applicable(d, unsafe))
+        if not args.quiet:
+            print(f"Would fix {n} error{'s' if n != 1 else ''}.", file=sys.stderr)
+        return 1 if text and not args.exit_zero else 0
+
+    report = _render(args, diagnostics, sources, registry, unsafe, fixed_count)
+    if args.output_file:
+        try:
+            with open(args.output_file, "w", encoding="utf-8") as fh:
+                fh.write(report)
+        except OSError as exc:
+            print(f"kernlint: error: {args.output_file}: {exc.strerror}", file=sys.stderr)
+            return 2
+    else:
+        sys.stdout.write(report)
+    if args.statistics and args.output_format == "text" and args.output_file is None:
+        pass
+    return 0 if (args.exit_zero or not diagnostics) else 1
+
+
+def _render(args, diagnostics, sources, registry, unsafe, fixed_count) -> str:
+    fmt = args.output_format
+
+    def fix_available(d):
+        return applicable(d, unsafe)
+
+    if fmt == "text":
+        from .output import text
+
+        if args.statistics:
+            return text.statistics(diagnostics, fix_available)
+        out = text.render(
+            diagnostics, sources, show_source=not args.no_show_source, fix_available=fix_available
+        )
+        if not args.quiet:
+            fixable = sum(1 for d in diagnostics if fix_available(d))
+            hidden = 0 if unsafe else sum(1 for d in diagnostics if d.fix and d.fix.applicability == "unsafe")
+            out += ("\n" if out else "") + text.summary(len(diagnostics), fixable, fixed_count, hidden)
+        return out
+    if fmt == "json":
+        from .output import json_format
+
+        return json_format.render(diagnostics, sources)
+    if fmt == "github":
+        from .output import github
+
+        return github.render(diagnostics)
+    if fmt == "sarif":
+        from .output import sarif
+
+        return sarif.render(diagnostics, registry, sources)
+    if fmt == "junit":
+        from .output import junit
+
+        return junit.render(diagnostics, [s for s in sources])
+    raise AssertionError(fmt)

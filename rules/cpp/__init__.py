@@ -1,0 +1,1 @@
+"""C/C++/CUDA rules (code prefix CU)."""

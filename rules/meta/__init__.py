@@ -1,0 +1,1 @@
+"""Rules about kernlint itself (code prefix KL)."""

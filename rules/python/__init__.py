@@ -1,0 +1,1 @@
+"""Python rules (code prefix PY)."""

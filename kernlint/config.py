@@ -261,7 +261,7 @@ def _relative(abspath: str, root: str) -> str | None:
 def _spec(patterns: list[str]):
     import pathspec
 
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 class ConfigResolver:

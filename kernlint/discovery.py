@@ -37,7 +37,7 @@ class _GitIgnores:
                         lines = fh.read().splitlines()
                     import pathspec
 
-                    spec = pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                    spec = pathspec.GitIgnoreSpec.from_lines(lines)
                 except OSError:
                     spec = None
             self._cache[directory] = spec

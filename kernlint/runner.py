@@ -24,6 +24,24 @@ def lint_candidates(candidates, resolver, registry):
     return results
 
 
+def lint_paths(paths, *, select=None, extend_select=(), ignore=(), preview=None, config=None,
+               force_exclude=False, warn=_warn):
+    """Library entry point: lint `paths` and return the FileResults (no output, no fixes)."""
+    from .config import ConfigResolver, Overrides
+    from .registry import load_registry
+
+    registry = load_registry()
+    overrides = Overrides(
+        select=list(select) if select is not None else None,
+        extend_select=list(extend_select),
+        ignore=list(ignore),
+        preview=preview,
+    )
+    resolver = ConfigResolver(registry, overrides, config)
+    candidates = list(discover(list(paths), resolver, force_exclude=force_exclude, warn=warn))
+    return lint_candidates(candidates, resolver, registry)
+
+
 def run_check(args, registry, resolver) -> int:
     paths = args.paths or ["."]
     candidates = list(discover(paths, resolver, force_exclude=args.force_exclude, warn=_warn))

@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="lint files and directories")
     c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
-    c.add_argument("--select", action="append", help="rules to enable (codes, names, prefixes, ALL)")
+    c.add_argument(
+        "--select", action="append", help="rules to enable (codes, names, prefixes, ALL)"
+    )
     c.add_argument("--extend-select", action="append", help="rules to enable on top of select")
     c.add_argument("--ignore", action="append", help="rules to disable")
     c.add_argument("--preview", action="store_true", default=None, help="enable preview rules")
@@ -124,7 +126,9 @@ def cmd_rule(args) -> int:
     reg = _registry()
     rule = reg.get(args.rule)
     if rule is None:
-        print(f"kernlint: error: unknown rule `{args.rule}` (see `kernlint rules`)", file=sys.stderr)
+        print(
+            f"kernlint: error: unknown rule `{args.rule}` (see `kernlint rules`)", file=sys.stderr
+        )
         return 2
     print(f"# {rule.name} ({rule.code})\n")
     print(

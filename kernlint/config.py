@@ -181,7 +181,9 @@ class Settings:
         self.raw = raw
         self.root = raw.root
         v = raw.values
-        self.preview = overrides.preview if overrides.preview is not None else v.get("preview", False)
+        self.preview = (
+            overrides.preview if overrides.preview is not None else v.get("preview", False)
+        )
         self.respect_gitignore = v.get("respect-gitignore", True)
         where = raw.path or "command line"
         select = overrides.select if overrides.select is not None else v.get("select", ["ALL"])
@@ -194,14 +196,22 @@ class Settings:
             self.exclude_root = os.getcwd()
         else:
             self.exclude = list(v.get("exclude", DEFAULT_EXCLUDE))
-        self.extend_exclude = [(p, raw.key_roots.get("extend-exclude", raw.root)) for p in v.get("extend-exclude", [])]
+        self.extend_exclude = [
+            (p, raw.key_roots.get("extend-exclude", raw.root)) for p in v.get("extend-exclude", [])
+        ]
         self.extend_exclude += [(p, os.getcwd()) for p in overrides.extend_exclude]
-        self.jit_roots = list(v.get("jit-roots", DEFAULT_JIT_ROOTS)) + list(v.get("extend-jit-roots", []))
-        self.jit_root_base = raw.key_roots.get("jit-roots", raw.key_roots.get("extend-jit-roots", raw.root))
+        self.jit_roots = list(v.get("jit-roots", DEFAULT_JIT_ROOTS)) + list(
+            v.get("extend-jit-roots", [])
+        )
+        self.jit_root_base = raw.key_roots.get(
+            "jit-roots", raw.key_roots.get("extend-jit-roots", raw.root)
+        )
         pfi_root = raw.key_roots.get("per-file-ignores", raw.root)
         self.per_file_ignores = []
         for pattern, selectors in v.get("per-file-ignores", {}).items():
-            codes = registry.resolve(selectors, [], [], preview=True, where=f"{where} per-file-ignores")
+            codes = registry.resolve(
+                selectors, [], [], preview=True, where=f"{where} per-file-ignores"
+            )
             self.per_file_ignores.append((_spec([pattern]), pfi_root, codes))
 
     @cached_property

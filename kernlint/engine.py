@@ -245,19 +245,23 @@ def _suppress(ctx, diagnostics, registry, enabled_codes, is_jit):
                     f"`kernlint: {s.kind}` must name the rules it suppresses, "
                     f"e.g. `kernlint: {s.kind}[CODE]`",
                 )
-            for name, code in zip(s.names, s.codes):
+            for name, code in zip(s.names, s.codes, strict=True):
                 if code is None:
-                    ctx.report(s.start, s.end, f"`kernlint: {s.kind}` names an unknown rule `{name}`")
+                    ctx.report(
+                        s.start, s.end, f"`kernlint: {s.kind}` names an unknown rule `{name}`"
+                    )
         if unused.code in enabled_codes:
             ctx.rule = unused
-            for name, code in zip(s.names, s.codes):
+            for name, code in zip(s.names, s.codes, strict=True):
                 if code is not None and code in judged and code not in s.used:
                     ctx.report(s.start, s.end, f"unused suppression: no `{name}` finding here")
     extra = ctx.diagnostics[before:]
     return kept + extra
 
 
-def lint_file(path: str, display: str, language: str, settings, is_jit: bool, registry) -> FileResult:
+def lint_file(
+    path: str, display: str, language: str, settings, is_jit: bool, registry
+) -> FileResult:
     source, warning = read_source(path, display, language)
     if source is None:
         return FileResult(display, warnings=[warning])

@@ -42,8 +42,9 @@ def unified_diff(path: str, old: bytes, new: bytes) -> str:
     a = old.decode("utf-8", "surrogateescape").splitlines(keepends=True)
     b = new.decode("utf-8", "surrogateescape").splitlines(keepends=True)
     lines = difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}")
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in lines)
+    text = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
     return text
 
 

@@ -54,7 +54,9 @@ class Registry:
                 out += [r for r in rules if keep_all or preview or exact or r.status != "preview"]
             return out
 
-        chosen = {r.code: r for r in expand(select, "select") + expand(extend_select, "extend-select")}
+        chosen = {
+            r.code: r for r in expand(select, "select") + expand(extend_select, "extend-select")
+        }
         for r in expand(ignore, "ignore", keep_all=True):
             chosen.pop(r.code, None)
         return sorted(chosen.values(), key=lambda r: r.code)

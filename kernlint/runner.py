@@ -24,8 +24,17 @@ def lint_candidates(candidates, resolver, registry):
     return results
 
 
-def lint_paths(paths, *, select=None, extend_select=(), ignore=(), preview=None, config=None,
-               force_exclude=False, warn=_warn):
+def lint_paths(
+    paths,
+    *,
+    select=None,
+    extend_select=(),
+    ignore=(),
+    preview=None,
+    config=None,
+    force_exclude=False,
+    warn=_warn,
+):
     """Library entry point: lint `paths` and return the FileResults (no output, no fixes)."""
     from .config import ConfigResolver, Overrides
     from .registry import load_registry
@@ -126,8 +135,14 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count) -> str:
         )
         if not args.quiet:
             fixable = sum(1 for d in diagnostics if fix_available(d))
-            hidden = 0 if unsafe else sum(1 for d in diagnostics if d.fix and d.fix.applicability == "unsafe")
-            out += ("\n" if out else "") + text.summary(len(diagnostics), fixable, fixed_count, hidden)
+            hidden = (
+                0
+                if unsafe
+                else sum(1 for d in diagnostics if d.fix and d.fix.applicability == "unsafe")
+            )
+            out += ("\n" if out else "") + text.summary(
+                len(diagnostics), fixable, fixed_count, hidden
+            )
         return out
     if fmt == "json":
         from .output import json_format

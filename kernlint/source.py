@@ -11,7 +11,9 @@ import bisect
 from dataclasses import dataclass, field
 from functools import cached_property
 
-CPP_EXTENSIONS = frozenset({".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl"})
+CPP_EXTENSIONS = frozenset(
+    {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl"}
+)
 PYTHON_EXTENSIONS = frozenset({".py", ".pyi"})
 
 

@@ -55,7 +55,7 @@ def main() -> int:
     print(f"files parsed: {n}")
     print(f"files with ERROR nodes: {len(bad)} ({pct:.1f}%)")
     print(f"time: {dt:.2f} s")
-    print(f"top causes (line where an ERROR/MISSING node starts, first two per file):")
+    print("top causes (line where an ERROR/MISSING node starts, first two per file):")
     for text, count in causes.most_common(args.top):
         print(f"  {count:4d}  {text}")
     return 0

@@ -8,7 +8,9 @@ import re
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "fixtures")
 
-_EXPECT = re.compile(rb"kernlint-expect(-next-line)?:\s*([A-Z]+[0-9]+(?:@\d+)?(?:\s*,\s*[A-Z]+[0-9]+(?:@\d+)?)*)")
+_EXPECT = re.compile(
+    rb"kernlint-expect(-next-line)?:\s*([A-Z]+[0-9]+(?:@\d+)?(?:\s*,\s*[A-Z]+[0-9]+(?:@\d+)?)*)"
+)
 _SELECT = re.compile(rb"kernlint-fixture:\s*select=([A-Za-z0-9_,-]+)")
 
 

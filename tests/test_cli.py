@@ -45,7 +45,9 @@ def test_text_output_and_exit_code(jit, tmp_path):
     assert p.returncode == 1, p.stderr
     first = p.stdout.splitlines()[0]
     path = os.path.join("kernels", "jit", "csrc", "a.cuh")
-    assert first == f"{path}:2:6: CU001 [*] [non-ascii-character] non-ASCII character: U+2014 EM DASH"
+    assert (
+        first == f"{path}:2:6: CU001 [*] [non-ascii-character] non-ASCII character: U+2014 EM DASH"
+    )
     assert "    2 | // a \u2014 b" in p.stdout
     assert "|      ^" in p.stdout
     assert "Found 1 error (1 fixable with `--fix`)." in p.stdout
@@ -66,8 +68,18 @@ def test_json_output(jit):
     data = json.loads(p.stdout)
     assert [(d["code"], d["line"], d["column"]) for d in data] == [("CU002", 1, 1), ("CU001", 3, 6)]
     d = data[1]
-    assert set(d) >= {"path", "line", "column", "end_line", "end_column", "code", "name",
-                      "message", "severity", "fix"}
+    assert set(d) >= {
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "code",
+        "name",
+        "message",
+        "severity",
+        "fix",
+    }
     assert d["end_column"] == 7
     assert d["fix"]["applicability"] == "safe"
     assert d["fix"]["edits"][0]["content"] == "--"
@@ -153,7 +165,7 @@ def test_fix_and_diff(jit):
 def test_fix_keeps_crlf_and_unfixable_remain(jit):
     f = jit / "a.cuh"
     f.write_bytes(
-        "namespace sglang {\r\n// \u201cq\u201d\r\nconst char* s = \"\u00e9\";\r\n}\r\n".encode()
+        'namespace sglang {\r\n// \u201cq\u201d\r\nconst char* s = "\u00e9";\r\n}\r\n'.encode()
     )
     p = run("check", str(f), "--fix")
     assert p.returncode == 1
@@ -222,9 +234,7 @@ def test_config_invalid_toml(tmp_path):
 
 
 def test_config_exclude_and_jit_roots(tmp_path):
-    (tmp_path / "kernlint.toml").write_text(
-        'extend-exclude = ["gen/"]\njit-roots = ["src/**"]\n'
-    )
+    (tmp_path / "kernlint.toml").write_text('extend-exclude = ["gen/"]\njit-roots = ["src/**"]\n')
     (tmp_path / "src").mkdir()
     (tmp_path / "gen").mkdir()
     (tmp_path / "other").mkdir()

@@ -36,9 +36,7 @@ def test_fixture(rule, path):
         (line, code, col if want_cols.get((line, code)) is not None else None)
         for line, code, col in got
     )
-    rendered = "\n".join(
-        f"  {d.line}:{d.column} {d.code} {d.message}" for d in result.diagnostics
-    )
+    rendered = "\n".join(f"  {d.line}:{d.column} {d.code} {d.message}" for d in result.diagnostics)
     assert got_cmp == want, f"findings differ from annotations in {path}:\n{rendered}"
 
 

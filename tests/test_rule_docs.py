@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -11,7 +10,13 @@ from kernlint.registry import load_registry
 from kernlint.runner import lint_paths
 
 REGISTRY = load_registry()
-SECTIONS = ["## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"]
+SECTIONS = [
+    "## What it does",
+    "## Why is this bad?",
+    "## Example",
+    "## Use instead",
+    "## Fix safety",
+]
 _BLOCK = re.compile(r"## (Example|Use instead)\s*\n```(\w+)\n(.*?)```", re.S)
 EXT = {"cpp": ".cuh", "python": ".py"}
 

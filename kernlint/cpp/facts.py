@@ -39,12 +39,17 @@ class Item:
 
 
 def node_name(node) -> str:
-    """Best-effort name of a declaration-like node (for messages)."""
+    """Best-effort name of a declaration-like node (for messages), on one short line."""
+    name = " ".join(_node_name(node).split())
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
+def _node_name(node) -> str:
     t = node.type
     if t == "template_declaration":
         for child in node.named_children:
             if child.type in ITEM_TYPES:
-                return node_name(child)
+                return _node_name(child)
         return ""
     if t in ("struct_specifier", "class_specifier", "union_specifier", "enum_specifier"):
         name = node.child_by_field_name("name")
@@ -54,6 +59,12 @@ def node_name(node) -> str:
         return name.text.decode("utf-8", "replace") if name is not None else ""
     declarator = node.child_by_field_name("declarator")
     while declarator is not None:
+        if (
+            declarator.type == "function_declarator"
+            and declarator.child_by_field_name("declarator") is not None
+            and declarator.child_by_field_name("declarator").type == ("parenthesized_declarator")
+        ):
+            declarator = declarator.child_by_field_name("declarator")
         if declarator.type in (
             "identifier",
             "field_identifier",

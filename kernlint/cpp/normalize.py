@@ -58,7 +58,9 @@ _TYPENAME_EXPR = re.compile(
 # `__device__ friend` -> `friend __device__` (same length; the grammar wants `friend` first).
 _DEVICE_FRIEND = re.compile(rb"\b__device__([ \t]+)friend\b")
 # Object-like `#define NAME expansion` (one line).
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*(?://[^\n]*)?$", re.M)
+_DEFINE = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*(?://[^\n]*)?$", re.M
+)
 _TOKEN = re.compile(rb"[A-Za-z_]\w*|\(|\)|,|[^\sA-Za-z_(),]+")
 
 # Macros whose meaning is known without reading their definition (SGLang's and CUTLASS's).

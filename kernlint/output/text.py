@@ -21,7 +21,9 @@ def render(diagnostics, sources, *, show_source: bool = True, fix_available=None
                 text_clean = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 gutter = f"{d.line:>5} | "
                 out.append(gutter + text_clean)
-                width = (d.end_column - d.column) if d.end_line == d.line else len(text) - d.column + 1
+                width = (
+                    (d.end_column - d.column) if d.end_line == d.line else len(text) - d.column + 1
+                )
                 out.append(" " * (len(gutter) - 2) + "| " + _caret_line(text, d.column, width))
     return "\n".join(out) + ("\n" if out else "")
 

@@ -12,7 +12,10 @@ Never reported: preprocessor lines, includes, comments, `using` declarations and
 `TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)` must stay global), and items inside a top-level
 namespace of a third-party library that the code specializes or extends (`std`, `cute`,
 `cutlass`, `cub`, `thrust`, `tvm`, `at`, `c10`, `torch`): template specializations must live in
-the namespace of their primary template.
+the namespace of their primary template. Global CUDA API compatibility shims are not reported
+either: an item named like the CUDA runtime or driver API (`cuda*`, `CUDA*`, `cu[A-Z]*`,
+`CU[A-Z_]*`), e.g. `using cudaStream_t = hipStream_t;` in a ROCm shim, must be global to stand in
+for the real API.
 
 When the parser could not understand part of a namespace body (an ERROR node among its
 children), the items of that body are not reported: the namespace may have been cut open.
@@ -48,6 +51,8 @@ FFI exports may depend on.
 
 from __future__ import annotations
 
+import re
+
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -64,8 +69,14 @@ THIRD_PARTY_NAMESPACES = frozenset(
 )
 
 
+# Names of the CUDA runtime/driver API: global shims for them (HIP builds) must stay global.
+_CUDA_API_NAME = re.compile(r"^(cuda|CUDA|cu[A-Z]|CU[A-Z_])")
+
+
 def check(ctx) -> None:
     for item in ctx.facts.items:
+        if not item.namespace and _CUDA_API_NAME.match(item.name.split("::")[-1].lstrip("*&( ")):
+            continue
         ns = [part for part in item.namespace if part]
         if ns and ns[0] == "sglang":
             continue
@@ -73,7 +84,9 @@ def check(ctx) -> None:
             continue
         node = item.node
         what = f"{item.kind} `{item.name}`" if item.name else item.kind
-        where = f"namespace `{'::'.join(item.namespace)}`" if item.namespace else "the global namespace"
+        where = (
+            f"namespace `{'::'.join(item.namespace)}`" if item.namespace else "the global namespace"
+        )
         if item.namespace and "" in item.namespace:
             where = f"namespace `{'::'.join(p or '(anonymous)' for p in item.namespace)}`"
         # Report on the item's first line only.

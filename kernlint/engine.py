@@ -175,6 +175,8 @@ def lint_source(source: SourceFile, settings, is_jit: bool, registry) -> FileRes
                 result.warnings.append(f"{source.path}: cannot parse: {ctx.parse_error}")
         else:
             for rule in tree_rules:
+                if rule.name == META_SYNTAX:
+                    continue
                 if rule.check is not None:
                     ctx.rule = rule
                     rule.check(ctx)

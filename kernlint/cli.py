@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply excludes to files named on the command line too (pre-commit)",
     )
+    c.add_argument(
+        "--baseline", metavar="FILE", help="report only findings not recorded in this baseline"
+    )
+    c.add_argument(
+        "--write-baseline", metavar="FILE", help="record today's findings in FILE and exit 0"
+    )
     c.add_argument("--no-show-source", action="store_true", help="no source line and caret")
     c.add_argument("-q", "--quiet", action="store_true", help="print findings only")
 

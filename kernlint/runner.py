@@ -96,6 +96,25 @@ def run_check(args, registry, resolver) -> int:
         diagnostics += diags
     diagnostics.sort(key=lambda d: d.sort_key())
 
+    if args.write_baseline:
+        from .baseline import write_baseline
+
+        n = write_baseline(args.write_baseline, diagnostics, sources)
+        if not args.quiet:
+            print(
+                f"Wrote a baseline of {n} finding{'s' if n != 1 else ''} to {args.write_baseline}."
+            )
+        return 0
+    if args.baseline:
+        from .baseline import filter_baseline
+
+        diagnostics, matched = filter_baseline(args.baseline, diagnostics, sources)
+        if not args.quiet and matched:
+            print(
+                f"{matched} finding{'s' if matched != 1 else ''} matched the baseline.",
+                file=sys.stderr,
+            )
+
     if args.diff:
         text = "".join(diffs)
         sys.stdout.write(text)
@@ -159,5 +178,5 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count) -> str:
     if fmt == "junit":
         from .output import junit
 
-        return junit.render(diagnostics, [s for s in sources])
+        return junit.render(diagnostics, list(sources))
     raise AssertionError(fmt)

@@ -1,0 +1,27 @@
+"""Location-independent fingerprints of findings (SARIF partialFingerprints, baselines).
+
+A fingerprint hashes the rule, the file and the *content* of the finding's line (whitespace
+collapsed), plus an occurrence counter among identical (rule, line content) pairs in the file.
+Moving the line, or editing unrelated lines, keeps it; editing the line itself changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def line_fingerprints(diagnostics, sources, path_key=lambda d: d.path) -> list[str]:
+    """Fingerprints for `diagnostics`, in the same order."""
+    counts: dict[tuple, int] = {}
+    out = []
+    for d in diagnostics:
+        source = sources.get(d.path)
+        text = ""
+        if source is not None and 0 < d.line <= len(source.line_starts):
+            text = " ".join(source.line_text(d.line - 1).split())
+        key = (path_key(d), d.code, text)
+        n = counts.get(key, 0) + 1
+        counts[key] = n
+        digest = hashlib.sha256("\0".join(key).encode("utf-8", "surrogateescape")).hexdigest()
+        out.append(f"{digest[:16]}:{n}")
+    return out

@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--write-baseline", metavar="FILE", help="record today's findings in FILE and exit 0"
     )
+    c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    c.add_argument("--cache-dir", metavar="DIR", help="cache directory (default: .kernlint_cache)")
     c.add_argument("--no-show-source", action="store_true", help="no source line and caret")
     c.add_argument("-q", "--quiet", action="store_true", help="print findings only")
 

@@ -215,8 +215,14 @@ class Settings:
             self.per_file_ignores.append((_spec([pattern]), pfi_root, codes))
 
     @cached_property
+    def _exclude_names(self) -> frozenset[str]:
+        """Exclude patterns that are plain names (`build`, `.git`): matched by base name."""
+        return frozenset(p.rstrip("/") for p in self.exclude if _is_plain_name(p))
+
+    @cached_property
     def _exclude_specs(self):
-        specs = [(_spec(self.exclude), self.exclude_root)] if self.exclude else []
+        complex_ = [p for p in self.exclude if not _is_plain_name(p)]
+        specs = [(_spec(complex_), self.exclude_root)] if complex_ else []
         by_root: dict[str, list[str]] = {}
         for pattern, root in self.extend_exclude:
             by_root.setdefault(root, []).append(pattern)
@@ -228,6 +234,8 @@ class Settings:
         return _spec(self.jit_roots)
 
     def is_excluded(self, abspath: str, is_dir: bool = False) -> bool:
+        if os.path.basename(abspath) in self._exclude_names:
+            return True
         for spec, root in self._exclude_specs:
             rel = _relative(abspath, root)
             if rel is None:
@@ -259,6 +267,10 @@ class Settings:
 
 
 def _relative(abspath: str, root: str) -> str | None:
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if abspath.startswith(prefix):
+        rel = abspath[len(prefix) :]
+        return rel if os.sep == "/" else rel.replace(os.sep, "/")
     try:
         rel = os.path.relpath(abspath, root)
     except ValueError:
@@ -266,6 +278,12 @@ def _relative(abspath: str, root: str) -> str | None:
     if rel == os.pardir or rel.startswith(os.pardir + os.sep):
         return None
     return rel.replace(os.sep, "/")
+
+
+def _is_plain_name(pattern: str) -> bool:
+    """`build` or `build/`: a gitignore pattern that matches a base name anywhere."""
+    name = pattern[:-1] if pattern.endswith("/") else pattern
+    return bool(name) and not any(c in name for c in "/*?[]!\\") and not name.startswith("#")
 
 
 def _spec(patterns: list[str]):

@@ -92,9 +92,8 @@ def discover(paths: list[str], resolver, force_exclude: bool = False, warn=print
                 settings = resolver.for_file(abspath)
                 if settings.is_excluded(abspath) or _excluded_parents(abspath, settings):
                     continue
-            real = os.path.realpath(abspath)
-            if real not in seen:
-                seen.add(real)
+            if abspath not in seen:
+                seen.add(abspath)
                 yield Candidate(given, abspath, language, True)
             continue
         if not os.path.isdir(given):
@@ -124,10 +123,10 @@ def _excluded_parents(abspath: str, settings) -> bool:
 
 
 def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
-    stack = [(abspath, chain)]
+    stack = [(abspath, chain, _display_prefix(given))]
     visited_dirs: set[tuple[int, int]] = set()
     while stack:
-        directory, parents = stack.pop()
+        directory, parents, display_dir = stack.pop()
         try:
             st = os.stat(directory)
         except OSError as exc:
@@ -163,18 +162,22 @@ def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
             if settings.is_excluded(path, is_dir=is_dir):
                 continue
             if is_dir:
-                subdirs.append(path)
+                subdirs.append((path, display_dir + entry.name + os.sep))
                 continue
             language = language_of(entry.name)
             if language is None:
                 continue
-            real = os.path.realpath(path)
-            if real in seen:
+            if path in seen:
                 continue
-            seen.add(real)
-            yield Candidate(_rel(given, abspath, path), path, language, False)
-        for sub in reversed(subdirs):
-            stack.append((sub, chain_here))
+            seen.add(path)
+            yield Candidate(display_dir + entry.name, path, language, False)
+        for sub, sub_display in reversed(subdirs):
+            stack.append((sub, chain_here, sub_display))
+
+
+def _display_prefix(given: str) -> str:
+    norm = os.path.normpath(given)
+    return "" if norm == "." else norm + os.sep
 
 
 def _rel(given: str, abspath: str, path: str) -> str:

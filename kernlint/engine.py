@@ -26,6 +26,8 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     source: SourceFile | None = None
+    abspath: str = ""
+    language: str = ""
 
 
 class Context:
@@ -149,7 +151,9 @@ def read_source(path: str, display: str, language: str) -> tuple[SourceFile | No
 
 
 def lint_source(source: SourceFile, settings, is_jit: bool, registry) -> FileResult:
-    result = FileResult(source.path, source=source)
+    result = FileResult(
+        source.path, source=source, abspath=source.abspath, language=source.language
+    )
     enabled = settings.rules_for(source.abspath) if source.abspath else settings.enabled
     enabled_codes = {r.code for r in enabled}
     rules = _applicable(enabled, source, is_jit)
@@ -266,7 +270,7 @@ def lint_file(
 ) -> FileResult:
     source, warning = read_source(path, display, language)
     if source is None:
-        return FileResult(display, warnings=[warning])
+        return FileResult(display, warnings=[warning], abspath=path, language=language)
     try:
         return lint_source(source, settings, is_jit, registry)
     except RecursionError:

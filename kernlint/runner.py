@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .discovery import discover
@@ -13,15 +14,106 @@ def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def lint_candidates(candidates, resolver, registry):
-    results = []
-    for cand in candidates:
-        settings = resolver.for_file(cand.abspath)
-        is_jit = settings.is_jit(cand.abspath)
-        results.append(
-            lint_file(cand.abspath, cand.display, cand.language, settings, is_jit, registry)
-        )
+_POOL_STATE: dict = {}
+PARALLEL_THRESHOLD = 48
+
+
+def _jit_matters(rules, language) -> bool:
+    return any(r.scope == "jit" and r.language in (language, "any") for r in rules)
+
+
+def _lint_one(cand, resolver, registry, keep_source):
+    settings = resolver.for_file(cand.abspath)
+    rules = settings.rules_for(cand.abspath)
+    is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
+    res = lint_file(cand.abspath, cand.display, cand.language, settings, is_jit, registry)
+    digest = None
+    if res.source is not None:
+        from .cache import content_hash
+
+        digest = content_hash(res.source.data)
+        if not keep_source:
+            res.source = None
+    return res, digest
+
+
+def _lint_chunk(chunk):
+    resolver, registry = _POOL_STATE["resolver"], _POOL_STATE["registry"]
+    return [(i, *_lint_one(cand, resolver, registry, False)) for i, cand in chunk]
+
+
+def _jobs() -> int:
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, n)
+
+
+def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
+    """Lint candidates (cached results reused); results come back in candidate order."""
+    from .cache import settings_key
+
+    results = [None] * len(candidates)
+    keys = [None] * len(candidates)
+    stats = [None] * len(candidates)
+    pending = []
+    for i, cand in enumerate(candidates):
+        if cache is not None:
+            settings = resolver.for_file(cand.abspath)
+            rules = settings.rules_for(cand.abspath)
+            is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
+            keys[i] = settings_key(settings, rules, is_jit)
+            try:
+                stats[i] = os.stat(cand.abspath)
+            except OSError:
+                stats[i] = None
+            if stats[i] is not None:
+                payload = cache.lookup_stat(cand.abspath, keys[i], stats[i])
+                if payload is not None:
+                    results[i] = _from_payload(cand, payload)
+                    continue
+        pending.append((i, cand))
+
+    jobs = jobs or _jobs()
+    if jobs > 1 and len(pending) >= PARALLEL_THRESHOLD and _can_fork():
+        import multiprocessing
+
+        _POOL_STATE.update(resolver=resolver, registry=registry)
+        n_chunks = min(len(pending), jobs * 4)
+        chunks = [pending[k::n_chunks] for k in range(n_chunks)]
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(jobs) as pool:
+            done = [item for part in pool.imap_unordered(_lint_chunk, chunks) for item in part]
+        _POOL_STATE.clear()
+    else:
+        done = [(i, *_lint_one(cand, resolver, registry, True)) for i, cand in pending]
+
+    for i, res, digest in done:
+        results[i] = res
+        if cache is not None and digest is not None and stats[i] is not None:
+            cache.store(candidates[i].abspath, keys[i], stats[i], digest, _to_payload(res))
     return results
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _to_payload(res):
+    return (res.diagnostics, res.warnings)
+
+
+def _from_payload(cand, payload):
+    import dataclasses
+
+    from .engine import FileResult
+
+    diagnostics, warnings = payload
+    diags = [dataclasses.replace(d, path=cand.display) for d in diagnostics]
+    return FileResult(cand.display, diags, list(warnings), None, cand.abspath, cand.language)
 
 
 def lint_paths(
@@ -54,7 +146,14 @@ def lint_paths(
 def run_check(args, registry, resolver) -> int:
     paths = args.paths or ["."]
     candidates = list(discover(paths, resolver, force_exclude=args.force_exclude, warn=_warn))
-    results = lint_candidates(candidates, resolver, registry)
+    cache = None
+    if not args.no_cache:
+        from .cache import Cache
+
+        cache = Cache(args.cache_dir or os.path.join(os.getcwd(), ".kernlint_cache"))
+    results = lint_candidates(candidates, resolver, registry, cache=cache)
+    if cache is not None:
+        cache.save()
 
     unsafe = bool(args.unsafe_fixes)
     diagnostics = []
@@ -64,6 +163,8 @@ def run_check(args, registry, resolver) -> int:
     for res in results:
         for w in res.warnings:
             _warn(w)
+        if res.source is None and res.diagnostics:
+            _load_source(res)
         if res.source is not None:
             sources[res.path] = res.source
         diags = res.diagnostics
@@ -123,7 +224,8 @@ def run_check(args, registry, resolver) -> int:
             print(f"Would fix {n} error{'s' if n != 1 else ''}.", file=sys.stderr)
         return 1 if text and not args.exit_zero else 0
 
-    report = _render(args, diagnostics, sources, registry, unsafe, fixed_count)
+    checked = [r.path for r in results if not r.warnings or r.diagnostics]
+    report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked)
     if args.output_file:
         try:
             with open(args.output_file, "w", encoding="utf-8") as fh:
@@ -138,7 +240,15 @@ def run_check(args, registry, resolver) -> int:
     return 0 if (args.exit_zero or not diagnostics) else 1
 
 
-def _render(args, diagnostics, sources, registry, unsafe, fixed_count) -> str:
+def _load_source(res) -> None:
+    """Re-read a file whose result came from the cache or a worker (only files with findings)."""
+    from .engine import read_source
+
+    source, _ = read_source(res.abspath, res.path, res.language)
+    res.source = source
+
+
+def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked) -> str:
     fmt = args.output_format
 
     def fix_available(d):
@@ -178,5 +288,5 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count) -> str:
     if fmt == "junit":
         from .output import junit
 
-        return junit.render(diagnostics, list(sources))
+        return junit.render(diagnostics, checked)
     raise AssertionError(fmt)

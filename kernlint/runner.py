@@ -140,7 +140,11 @@ def lint_paths(
     )
     resolver = ConfigResolver(registry, overrides, config)
     candidates = list(discover(list(paths), resolver, force_exclude=force_exclude, warn=warn))
-    return lint_candidates(candidates, resolver, registry)
+    results = lint_candidates(candidates, resolver, registry)
+    for res in results:
+        if res.source is None and res.diagnostics:
+            _load_source(res)
+    return results
 
 
 def run_check(args, registry, resolver) -> int:

@@ -59,7 +59,7 @@ def test_non_ascii_reports_exactly_the_files_with_non_ascii_bytes(jit_tree):
         select=["non-ascii-character"],
         warn=lambda m: None,
     )
-    reported = {os.path.realpath(r.source.abspath) for r in results if r.diagnostics}
+    reported = {os.path.realpath(r.abspath) for r in results if r.diagnostics}
     assert reported == expected
     assert len(expected) > 0
 

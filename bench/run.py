@@ -1,0 +1,197 @@
+"""kernlint speed benchmark against ruff and cpplint on the real SGLang 0.5.23 tree.
+
+Usage:
+    python bench/run.py [--runs N] [--sglang DIR] [--skip-cpplint]
+    python bench/run.py --smoke        # seconds-long CI smoke run on fixtures/, no targets checked
+
+Downloads the `sglang==0.5.23` wheel at run time (`pip download --no-deps`) unless --sglang
+points at an unpacked `sglang` package directory. Commands run side by side, alternating, with
+one warm-up each, median of --runs (>= 3). Prints a table and the ratios against the targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNLINT = [sys.executable, "-m", "kernlint"]
+TARGETS = {
+    "tree_ratio_ruff": 1.0,
+    "jit_ratio_cpplint": 0.02,
+    "one_file_s": 0.15,
+    "warm_s": 0.3,
+    "rss_mb": 300,
+}
+
+
+def sglang_tree(given: str | None) -> str:
+    if given:
+        return given
+    base = os.path.join(tempfile.gettempdir(), "kernlint-bench-sglang")
+    pkg = os.path.join(base, "sg", "sglang")
+    if os.path.isdir(pkg):
+        return pkg
+    os.makedirs(base, exist_ok=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "sglang==0.5.23",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-q",
+            "-d",
+            os.path.join(base, "w"),
+        ],
+        check=True,
+    )
+    wheel = glob.glob(os.path.join(base, "w", "sglang-*.whl"))[0]
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(os.path.join(base, "sg"))
+    return pkg
+
+
+def timed(cmd, cwd) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def peak_rss_mb(cmd, cwd) -> float | None:
+    if not os.path.exists("/usr/bin/time"):
+        return None
+    p = subprocess.run(["/usr/bin/time", "-v", *cmd], cwd=cwd, capture_output=True, text=True)
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    return int(m.group(1)) / 1024 if m else None
+
+
+def side_by_side(cmds: dict[str, list[str]], cwd: str, runs: int) -> dict[str, float]:
+    for cmd in cmds.values():  # warm-up (page cache, imports)
+        timed(cmd, cwd)
+    samples: dict[str, list[float]] = {k: [] for k in cmds}
+    for _ in range(runs):
+        for key, cmd in cmds.items():  # alternate
+            samples[key].append(timed(cmd, cwd))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sglang", help="an unpacked sglang package directory")
+    ap.add_argument("--skip-cpplint", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="quick run on fixtures/, no targets")
+    args = ap.parse_args()
+
+    if args.smoke:
+        fixtures = os.path.join(ROOT, "fixtures")
+        t = side_by_side(
+            {"kernlint": [*KERNLINT, "check", fixtures, "--no-cache", "-q", "--exit-zero"]}, ROOT, 1
+        )
+        print(f"smoke: kernlint check fixtures/ --no-cache: {t['kernlint']:.2f} s")
+        return 0
+
+    runs = max(3, args.runs)
+    sg = sglang_tree(args.sglang)
+    tree = os.path.dirname(sg)  # the unpacked wheel: sglang/ (+ dist-info)
+    jit = os.path.join(sg, "kernels", "jit")
+    rows = []
+
+    cmds = {
+        "kernlint": [*KERNLINT, "check", ".", "--no-cache", "-q", "--exit-zero"],
+        "ruff": ["ruff", "check", "--no-cache", "--select", "E,F", "-q", "--exit-zero", "."],
+    }
+    if shutil.which("ruff") is None:
+        cmds.pop("ruff")
+    whole = side_by_side(cmds, tree, runs)
+    rows.append(("whole tree, cold: kernlint --no-cache", whole["kernlint"]))
+    ratio_ruff = None
+    if "ruff" in whole:
+        rows.append(("whole tree: ruff --no-cache --select E,F", whole["ruff"]))
+        ratio_ruff = whole["kernlint"] / whole["ruff"]
+
+    ratio_cpp = None
+    jit_files = [
+        os.path.join(d, n)
+        for d, _, ns in os.walk(jit)
+        for n in ns
+        if n.endswith((".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc"))
+    ]
+    jit_cmds = {"kernlint": [*KERNLINT, "check", jit, "--no-cache", "-q", "--exit-zero"]}
+    if not args.skip_cpplint and shutil.which("cpplint"):
+        jit_cmds["cpplint"] = [
+            "cpplint",
+            "--quiet",
+            "--recursive",
+            "--extensions=cu,cuh,h,hpp,cpp,cc",
+            jit,
+        ]
+    jt = side_by_side(jit_cmds, tree, runs if "cpplint" not in jit_cmds else 3)
+    rows.append((f"kernels/jit ({len(jit_files)} C++/CUDA files): kernlint", jt["kernlint"]))
+    if "cpplint" in jt:
+        rows.append(("kernels/jit: cpplint --recursive", jt["cpplint"]))
+        ratio_cpp = jt["kernlint"] / jt["cpplint"]
+
+    cuh = os.path.join(jit, "csrc", "elementwise", "rmsnorm_hf.cuh")
+    if not os.path.exists(cuh):
+        cuh = sorted(f for f in jit_files if f.endswith(".cuh"))[0]
+    py = os.path.join(sg, "srt", "layers", "layernorm.py")
+    one = side_by_side(
+        {
+            "cuh": [*KERNLINT, "check", cuh, "--no-cache", "-q", "--exit-zero"],
+            "py": [*KERNLINT, "check", py, "--no-cache", "-q", "--exit-zero"],
+        },
+        tree,
+        max(runs, 5),
+    )
+    rows.append(("one .cuh file (pre-commit case)", one["cuh"]))
+    rows.append(("one .py file (pre-commit case)", one["py"]))
+
+    cache_dir = tempfile.mkdtemp(prefix="kernlint-bench-cache-")
+    warm_cmd = [*KERNLINT, "check", ".", "--cache-dir", cache_dir, "-q", "--exit-zero"]
+    warm = side_by_side({"warm": warm_cmd}, tree, runs)["warm"]
+    rows.append(("whole tree, warm cache, unchanged", warm))
+    shutil.rmtree(cache_dir, ignore_errors=True)
+
+    rss = peak_rss_mb([*KERNLINT, "check", ".", "--no-cache", "-q", "--exit-zero"], tree)
+
+    print(
+        f"kernlint benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
+        f"median of {runs} after a warm-up"
+    )
+    print(f"{'measurement':<50} {'seconds':>9}")
+    for name, value in rows:
+        print(f"{name:<50} {value:>9.3f}")
+    if rss is not None:
+        print(f"{'peak RSS, whole tree cold (MB)':<50} {rss:>9.1f}")
+    print()
+    checks = []
+    if ratio_ruff is not None:
+        checks.append(("whole tree / ruff E,F", ratio_ruff, TARGETS["tree_ratio_ruff"]))
+    if ratio_cpp is not None:
+        checks.append(("kernels/jit / cpplint", ratio_cpp, TARGETS["jit_ratio_cpplint"]))
+    checks.append(("one .cuh file (s)", one["cuh"], TARGETS["one_file_s"]))
+    checks.append(("one .py file (s)", one["py"], TARGETS["one_file_s"]))
+    checks.append(("warm re-run (s)", warm, TARGETS["warm_s"]))
+    if rss is not None:
+        checks.append(("peak RSS (MB)", rss, TARGETS["rss_mb"]))
+    for name, value, target in checks:
+        verdict = "ok" if value <= target else "MISSED"
+        print(f"{name:<30} {value:>9.3f}  target <= {target:<6}  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -80,7 +80,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
         import multiprocessing
 
         _POOL_STATE.update(resolver=resolver, registry=registry)
-        n_chunks = min(len(pending), jobs * 4)
+        n_chunks = min(len(pending), jobs * 16)
         chunks = [pending[k::n_chunks] for k in range(n_chunks)]
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(jobs) as pool:

@@ -51,10 +51,7 @@ _DECL_MACRO = re.compile(rb"\b(SGL_REGISTER_[A-Z_]+)[ \t]*\(")
 # `__builtin_bit_cast(float, x)`: a type as first argument -> `__builtin_bit_cast(0    , x)`.
 _BIT_CAST = re.compile(rb"\b__builtin_bit_cast[ \t]*\([ \t]*([A-Za-z_][\w:]*(?:[ \t]*\*)*)[ \t]*,")
 # `typename T::X(args)` / `typename T::X{}` used as an expression (functional cast).
-_TYPENAME_EXPR = re.compile(
-    rb"(?:(?<=[(,=])|(?<=return)|(?<=^))[ \t]*(typename)[ \t]+[A-Za-z_][\w:]*::\w+[ \t]*[({]",
-    re.M,
-)
+_TYPENAME_EXPR = re.compile(rb"\btypename[ \t]+[A-Za-z_][\w:]*::\w+[ \t]*[({]")
 # `__device__ friend` -> `friend __device__` (same length; the grammar wants `friend` first).
 _DEVICE_FRIEND = re.compile(rb"\b__device__([ \t]+)friend\b")
 # Object-like `#define NAME expansion` (one line).
@@ -238,7 +235,10 @@ def normalize(data: bytes) -> Normalized:
             out[m.start(1) : m.end(1)] = b"0" + b" " * (m.end(1) - m.start(1) - 1)
     if b"typename" in data:
         for m in _TYPENAME_EXPR.finditer(data):
-            _blank(out, m.start(1), m.end(1))
+            # Only in expression position: after `(`, `,`, `=`, `return`, or at a line start.
+            before = data[max(0, m.start() - 16) : m.start()].rstrip(b" \t")
+            if not before or before.endswith((b"(", b",", b"=", b"\n", b"return")):
+                _blank(out, m.start(), m.start() + len(b"typename"))
     if b"{}" in data:
         for m in _EMPTY_INIT.finditer(data):
             out[m.end() - 2 : m.end()] = b"0 "

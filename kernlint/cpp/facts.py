@@ -95,6 +95,17 @@ def namespace_components(node) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split("::") if part.strip()) or ("",)
 
 
+@dataclass(frozen=True)
+class Function:
+    node: object  # function_definition
+    name: str
+    qualifiers: frozenset[str]  # subset of {"global", "device", "host"}
+
+    @property
+    def is_kernel(self) -> bool:
+        return "global" in self.qualifiers
+
+
 class CppFacts:
     def __init__(self, tree, normalized: Normalized, data: bytes) -> None:
         self.tree = tree
@@ -157,3 +168,47 @@ class CppFacts:
 
         walk(self.root, ())
         return out
+
+    @cached_property
+    def functions(self) -> list[Function]:
+        """Every function definition (ERROR-free), with its CUDA qualifiers.
+
+        Qualifiers come from the tree (`__global__`, `__device__`, `__host__`) and from attribute
+        macros that normalization blanked in the function's head (e.g. `Q_KERNEL`).
+        """
+        from .parser import nodes_of_types
+
+        out = []
+        for node in nodes_of_types(self.root, ("function_definition",)):
+            if node.has_error or self.inside_error(node.start_byte, node.end_byte):
+                continue
+            quals = {
+                {"__global__": "global", "__device__": "device", "__host__": "host"}[c.type]
+                for c in node.children
+                if c.type in ("__global__", "__device__", "__host__")
+            }
+            # The head starts where the previous sibling ends: blanked macros sit before the node.
+            prev = node.prev_sibling
+            head_start = prev.end_byte if prev is not None else node.start_byte
+            declarator = node.child_by_field_name("declarator")
+            head_end = declarator.start_byte if declarator is not None else node.start_byte
+            quals |= self.normalized.kinds_between(head_start, head_end)
+            out.append(Function(node, node_name(node), frozenset(quals)))
+        return out
+
+    @cached_property
+    def kernels(self) -> list[Function]:
+        return [f for f in self.functions if f.is_kernel]
+
+    @cached_property
+    def launch_sites(self) -> list:
+        """`kernel<<<...>>>(...)` call expressions outside ERROR regions."""
+        from .parser import nodes_of_types
+
+        return [
+            n.parent
+            for n in nodes_of_types(self.root, ("kernel_call_syntax",))
+            if n.parent is not None
+            and n.parent.type == "call_expression"
+            and not self.inside_error(n.start_byte, n.end_byte)
+        ]

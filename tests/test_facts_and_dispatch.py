@@ -1,0 +1,93 @@
+"""Shared facts and node dispatch, checked directly."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kernlint.config import ConfigResolver, Overrides
+from kernlint.engine import lint_source
+from kernlint.model import Rule
+from kernlint.registry import Registry, load_registry
+from kernlint.source import SourceFile
+
+CU = b"""#define Q_KERNEL __global__ __launch_bounds__(256, 16)
+namespace sglang {
+template <typename T>
+__global__ void k1(T* __restrict__ p) {}
+Q_KERNEL void k2(const float* __restrict__ p) {}
+SGL_DEVICE float dev(float x) { return x; }
+void host(int32_t n) { k1<<<1, 2, 0, stream>>>(ptr); }
+}  // namespace sglang
+"""
+
+
+def _ctx_facts(data: bytes, language="cpp"):
+    from kernlint.engine import Context
+
+    src = SourceFile("x.cuh" if language == "cpp" else "x.py", data, language)
+    return Context(src, None, True).facts
+
+
+def test_cpp_functions_kernels_and_launch_sites():
+    facts = _ctx_facts(CU)
+    by_name = {f.name: f for f in facts.functions}
+    assert by_name["k1"].is_kernel and by_name["k2"].is_kernel  # k2 via the Q_KERNEL macro
+    assert by_name["dev"].qualifiers == {"device"}
+    assert not by_name["host"].is_kernel
+    assert [f.name for f in facts.kernels] == ["k1", "k2"]
+    (launch,) = facts.launch_sites
+    assert launch.start_point == (6, 23)
+    assert [i.name for i in facts.items] == ["k1", "k2", "dev", "host"]
+    assert all(i.namespace == ("sglang",) for i in facts.items)
+
+
+def test_python_imports():
+    facts = _ctx_facts(
+        b"import aiter.ops as ao\nfrom functools import lru_cache as lc\n"
+        b"def f():\n    from . import x\n",
+        language="python",
+    )
+    got = [(i.module, i.names, i.level, i.in_function) for i in facts.imports]
+    assert got == [
+        ("aiter.ops", (("aiter.ops", "ao"),), 0, False),
+        ("functools", (("lru_cache", "lc"),), 0, False),
+        ("", (("x", "x"),), 1, True),
+    ]
+
+
+def test_visit_dispatch_by_node_type_skips_error_regions(tmp_path):
+    seen = []
+
+    def visit(node, ctx):
+        seen.append(ctx.text(node))
+        ctx.report_node(node, "call")
+
+    probe = Rule(
+        code="CU900",
+        name="probe-calls",
+        language="cpp",
+        summary="probe",
+        node_types=("call_expression",),
+        visit=visit,
+        triggers=(b"(",),
+    )
+    base = load_registry()
+    registry = Registry([*base.rules, probe])
+    resolver = ConfigResolver(registry, Overrides(select=["CU900"]))
+    settings = resolver.for_directory(str(tmp_path))
+    data = b"void f() { g(1); h(2); }\nvoid broken( {{{ q(3) ]]]\n"
+    src = SourceFile("a.cu", data, "cpp", abspath=str(tmp_path / "a.cu"))
+    res = lint_source(src, settings, False, registry)
+    assert seen[:2] == ["g(1)", "h(2)"]
+    assert "q(3)" not in seen  # inside an ERROR region: never dispatched
+    assert [(d.line, d.column, d.code) for d in res.diagnostics][:2] == [
+        (1, 12, "CU900"),
+        (1, 18, "CU900"),
+    ]
+    # a rule whose triggers are absent is not run at all
+    quiet = dataclasses.replace(probe, triggers=(b"never-present",))
+    registry2 = Registry([*base.rules, quiet])
+    settings2 = ConfigResolver(registry2, Overrides(select=["CU900"])).for_directory(str(tmp_path))
+    seen.clear()
+    assert lint_source(src, settings2, False, registry2).diagnostics == []
+    assert seen == []

@@ -62,7 +62,7 @@ class _GitIgnores:
         return result
 
 
-def _git_root(start: str) -> str | None:
+def git_root(start: str) -> str | None:
     d = start
     while True:
         if os.path.exists(os.path.join(d, ".git")):
@@ -98,7 +98,7 @@ def discover(paths: list[str], resolver, force_exclude: bool = False, warn=print
             continue
         if not os.path.isdir(given):
             raise PathError(f"{given}: not a file or directory")
-        root_git = _git_root(abspath)
+        root_git = git_root(abspath)
         base_chain = []
         if root_git is not None:
             d = abspath

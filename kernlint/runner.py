@@ -239,8 +239,6 @@ def run_check(args, registry, resolver) -> int:
             return 2
     else:
         sys.stdout.write(report)
-    if args.statistics and args.output_format == "text" and args.output_file is None:
-        pass
     return 0 if (args.exit_zero or not diagnostics) else 1
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from functools import cached_property
 
 CPP_EXTENSIONS = frozenset(
     {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl"}
@@ -37,19 +36,6 @@ class SourceFile:
     language: str
     abspath: str = ""
     _line_starts: list[int] = field(default_factory=list, repr=False)
-
-    @cached_property
-    def text(self) -> str:
-        """The text; invalid UTF-8 bytes become lone surrogates (one per byte)."""
-        return self.data.decode("utf-8", "surrogateescape")
-
-    @cached_property
-    def is_valid_utf8(self) -> bool:
-        try:
-            self.data.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-        return True
 
     @property
     def line_starts(self) -> list[int]:

@@ -119,14 +119,6 @@ class CppFacts:
 
         return [(n.start_byte, n.end_byte) for n in error_nodes(self.root)]
 
-    def overlaps_error(self, start: int, end: int) -> bool:
-        for s, e in self.error_ranges:
-            if s < end and start < e:
-                return True
-            if s >= end:
-                break
-        return False
-
     def inside_error(self, start: int, end: int) -> bool:
         """Is [start, end) within an ERROR node (text the parser could not understand)?"""
         for s, e in self.error_ranges:

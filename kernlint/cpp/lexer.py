@@ -43,8 +43,6 @@ def literal_spans(data: bytes) -> list[Span]:
             out.append(Span("string", m.start(), m.end()))
         elif kind == "char":
             out.append(Span("char", m.start(), m.end()))
-        elif kind == "tag":  # pragma: no cover - named subgroup, never last
-            pass
     return out
 
 

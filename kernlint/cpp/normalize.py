@@ -167,11 +167,11 @@ def _classify_expansion(tokens, table, pending):
     return frozenset(kinds)
 
 
-def _local_attribute_macros(data: bytes) -> dict[bytes, frozenset[str]]:
+def _local_attribute_macros(defines) -> dict[bytes, frozenset[str]]:
     """File-local object-like macros whose expansion is only attributes/qualifiers."""
     table = dict(KNOWN_ATTRIBUTE_MACROS)
     pending: dict[bytes, bytes] = {}
-    for m in _DEFINE.finditer(data):
+    for m in defines:
         pending[m.group(1)] = m.group(2)
     changed = True
     while changed:  # resolve macros defined in terms of other attribute macros
@@ -243,11 +243,12 @@ def normalize(data: bytes) -> Normalized:
         for m in _EMPTY_INIT.finditer(data):
             out[m.end() - 2 : m.end()] = b"0 "
 
-    macros = _local_attribute_macros(data) if has_hash else dict(KNOWN_ATTRIBUTE_MACROS)
+    defines = list(_DEFINE.finditer(data)) if has_hash else []
+    macros = _local_attribute_macros(defines) if defines else dict(KNOWN_ATTRIBUTE_MACROS)
     if macros:
         names = sorted(macros, key=len, reverse=True)
         pattern = re.compile(rb"\b(" + b"|".join(re.escape(n) for n in names) + rb")\b")
-        define_lines = {m.start(1) for m in _DEFINE.finditer(data)} if has_hash else set()
+        define_lines = {m.start(1) for m in defines}
         for m in pattern.finditer(data):
             if m.start() in define_lines:
                 continue

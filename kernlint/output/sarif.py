@@ -19,14 +19,9 @@ def _section(doc: str, title: str) -> str:
 
 
 def _repo_root() -> str:
-    d = os.getcwd()
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return os.getcwd()
-        d = parent
+    from ..discovery import git_root
+
+    return git_root(os.getcwd()) or os.getcwd()
 
 
 def _uri(path: str, root: str) -> str:

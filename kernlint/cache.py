@@ -20,9 +20,9 @@ from . import __version__
 FORMAT = 1
 
 
-def settings_key(settings, rules, is_jit: bool) -> str:
+def settings_key(settings, rules, is_jit: bool, project: str = "") -> str:
     h = hashlib.sha256()
-    h.update(f"{__version__}|{FORMAT}|{int(is_jit)}|".encode())
+    h.update(f"{__version__}|{FORMAT}|{int(is_jit)}|{project}|".encode())
     h.update(",".join(r.code for r in rules).encode())
     return h.hexdigest()[:24]
 

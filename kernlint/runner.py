@@ -54,6 +54,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     """Lint candidates (cached results reused); results come back in candidate order."""
     from .cache import settings_key
 
+    _collect_project_facts(candidates, resolver)
     results = [None] * len(candidates)
     keys = [None] * len(candidates)
     stats = [None] * len(candidates)
@@ -63,7 +64,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
             settings = resolver.for_file(cand.abspath)
             rules = settings.rules_for(cand.abspath)
             is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
-            keys[i] = settings_key(settings, rules, is_jit)
+            keys[i] = settings_key(settings, rules, is_jit, _project_key(cand, rules))
             try:
                 stats[i] = os.stat(cand.abspath)
             except OSError:
@@ -94,6 +95,30 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
         if cache is not None and digest is not None and stats[i] is not None:
             cache.store(candidates[i].abspath, keys[i], stats[i], digest, _to_payload(res))
     return results
+
+
+FFI_RULE = "ffi-non-fixed-width-int"
+
+
+def _collect_project_facts(candidates, resolver) -> None:
+    """Cross-file facts (FFI wrapper targets named in Python), gathered once per run."""
+    from .project import collect, set_wrapper_targets
+
+    targets: set[str] = set()
+    first_cpp = next((c for c in candidates if c.language == "cpp"), None)
+    if first_cpp is not None:
+        settings = resolver.for_file(first_cpp.abspath)
+        if any(r.name == FFI_RULE for r in settings.rules_for(first_cpp.abspath)):
+            targets = collect(c.abspath for c in candidates if c.language == "python")
+    set_wrapper_targets(targets)
+
+
+def _project_key(cand, rules) -> str:
+    if cand.language != "cpp" or not any(r.name == FFI_RULE for r in rules):
+        return ""
+    from .project import fingerprint
+
+    return fingerprint()
 
 
 def _can_fork() -> bool:

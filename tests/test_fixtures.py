@@ -57,6 +57,33 @@ def test_fixture_fixed(rule, path):
     assert apply_fixes(new, [], unsafe=False)[0] == new
 
 
+UNSAFE_FIXED = [(r, p) for r, p in CASES if os.path.exists(p + ".unsafe-fixed")]
+
+
+@pytest.mark.parametrize(
+    "rule,path", UNSAFE_FIXED, ids=[os.path.relpath(p, FIXTURES) for _, p in UNSAFE_FIXED]
+)
+def test_fixture_unsafe_fixed(rule, path, tmp_path):
+    """`--unsafe-fixes` output equals `<fixture>.unsafe-fixed`; safe fixes alone leave it be."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    select = selection(data, rule)
+    result = _lint(path, select)
+    safe_only, _, _ = apply_fixes(data, result.diagnostics, unsafe=False)
+    new, fixed, _ = apply_fixes(data, result.diagnostics, unsafe=True)
+    with open(path + ".unsafe-fixed", "rb") as fh:
+        want = fh.read()
+    assert fixed, f"{path}: no fix applied"
+    assert safe_only != new, "unsafe fixes must not be applied without --unsafe-fixes"
+    assert new == want
+    # Re-linting the fixed text finds nothing fixable any more.
+    copy = tmp_path / os.path.basename(path)
+    copy.write_bytes(new)
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\n')
+    again = _lint(str(copy), select)
+    assert not [d for d in again.diagnostics if d.fix is not None]
+
+
 def test_every_rule_has_fixtures():
     registry = load_registry()
     covered = {rule for rule, _ in CASES}

@@ -204,3 +204,13 @@ class CppFacts:
             and n.parent.type == "call_expression"
             and not self.inside_error(n.start_byte, n.end_byte)
         ]
+
+    @cached_property
+    def functions_by_name(self) -> dict[str, list]:
+        """Function definitions by simple name (`A::run` -> `run`), for callee lookups."""
+        out: dict[str, list] = {}
+        for f in self.functions:
+            simple = f.name.split("::")[-1].strip()
+            if simple:
+                out.setdefault(simple, []).append(f.node)
+        return out

@@ -1,0 +1,487 @@
+"""Is the pointee of a kernel's pointer parameter ever written? A conservative, syntactic answer.
+
+`pointee_use(func, param, index)` walks every use of the parameter's name in the function body and
+classifies it:
+
+* "read": the use cannot write through the pointer (a load, an arithmetic operand, a comparison,
+  a pass to a callee whose matching parameter is `const T*`);
+* "write": it does (an assignment or `++` through `p[i]`, `*p`, `*(p + i)`, `p->f`; an atomic; a
+  project store; inline asm taking it as an operand; a pass to a callee whose parameter is `T*`);
+* "unsure": anything else (an unknown callee, an alias the analysis cannot follow, a `return`, a
+  reference bound to an element, a shadowing declaration, a body with parse errors).
+
+The answer for the parameter is "read" only when every use is a read. Rules stay silent otherwise.
+Simple pointer aliases (`auto q = p + off;`, `T* q = p;`) are followed one declaration at a time.
+"""
+
+from __future__ import annotations
+
+from .params import parameters
+
+READ, WRITE, UNSURE = "read", "write", "unsure"
+
+# Callees that only read through a pointer argument.
+POINTER_READERS = frozenset(
+    {
+        "load",
+        "load_as",
+        "__ldg",
+        "__ldca",
+        "__ldcg",
+        "__ldcs",
+        "__ldlu",
+        "__ldcv",
+        "printf",
+        "prefetch",
+    }
+)
+# Callees that write through their pointer arguments.
+POINTER_WRITERS = frozenset(
+    {
+        "store",
+        "store_as",
+        "__stcs",
+        "__stcg",
+        "__stwb",
+        "__stwt",
+        "memcpy",
+        "memset",
+        "memmove",
+        "cp_async",
+    }
+)
+# Functions of values: passing an element to them reads it.
+VALUE_FUNCTIONS = frozenset(
+    {
+        "__half2float",
+        "__bfloat162float",
+        "__float2half",
+        "__float2bfloat16",
+        "__float2half_rn",
+        "__float2bfloat16_rn",
+        "__half22float2",
+        "__bfloat1622float2",
+        "__low2float",
+        "__high2float",
+        "float",
+        "int",
+        "max",
+        "min",
+        "fmaxf",
+        "fminf",
+        "fabsf",
+        "abs",
+        "expf",
+        "__expf",
+        "logf",
+        "__logf",
+        "sqrtf",
+        "rsqrtf",
+        "tanhf",
+        "exp2f",
+        "powf",
+        "isnan",
+        "isinf",
+        "__shfl_sync",
+        "__shfl_xor_sync",
+        "__shfl_down_sync",
+        "__shfl_up_sync",
+    }
+)
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast", "cast"})
+_COMPARISON_OPS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
+_DECLARATOR_PARENTS = frozenset(
+    {
+        "init_declarator",
+        "declaration",
+        "pointer_declarator",
+        "reference_declarator",
+        "array_declarator",
+        "parameter_declaration",
+        "optional_parameter_declaration",
+        "structured_binding_declarator",
+        "for_range_loop",
+    }
+)
+_CONDITION_PARENTS = frozenset(
+    {
+        "condition_clause",
+        "if_statement",
+        "while_statement",
+        "do_statement",
+        "for_statement",
+        "expression_statement",
+        "sizeof_expression",
+        "alignof_expression",
+        "decltype",
+        "static_assert_declaration",
+    }
+)
+_ATOMIC_PREFIXES = ("atomic", "red_", "__atomic")
+
+
+def _is_atomic(name: str, qualified: str) -> bool:
+    return name.startswith(_ATOMIC_PREFIXES) or "atomic::" in qualified
+
+
+def _callee(call) -> tuple[str, str, object | None, object]:
+    """(simple name, qualified text, template_argument_list or None, function node)."""
+    fn = call.child_by_field_name("function")
+    node = fn
+    targs = None
+    if node is not None and node.type == "field_expression":
+        node = node.child_by_field_name("field")
+    while node is not None and node.type in ("qualified_identifier", "template_function"):
+        if node.type == "template_function":
+            targs = node.child_by_field_name("arguments")
+            node = node.child_by_field_name("name")
+        else:
+            node = node.child_by_field_name("name")
+    if node is not None and node.type == "template_method":
+        targs = node.child_by_field_name("arguments")
+        node = node.child_by_field_name("name")
+    name = node.text.decode("utf-8", "replace") if node is not None else ""
+    qualified = fn.text.decode("utf-8", "replace") if fn is not None else ""
+    return name, qualified, targs, fn
+
+
+def _type_of_template_args(targs) -> str:
+    return targs.text.decode("utf-8", "replace") if targs is not None else ""
+
+
+def _arg_index(arglist, node) -> int:
+    i = 0
+    for child in arglist.named_children:
+        if child.type == "comment":
+            continue
+        if child.id == node.id:
+            return i
+        i += 1
+    return -1
+
+
+class Analyzer:
+    """Classifies uses of pointer parameters in one function body."""
+
+    def __init__(self, body, local_functions: dict[str, list], depth: int = 0) -> None:
+        self.body = body
+        self.depth = depth
+        self.local_functions = local_functions  # name -> [function_definition nodes]
+        self._seen_aliases: set[str] = set()
+        self._by_name: dict[bytes, list] | None = None
+
+    def _identifiers(self, name: str) -> list:
+        if self._by_name is None:
+            from .parser import nodes_of_types
+
+            self._by_name = {}
+            for node in nodes_of_types(self.body, ("identifier", "type_identifier")):
+                self._by_name.setdefault(node.text, []).append(node)
+        return self._by_name.get(name.encode(), [])
+
+    # -- entry point ------------------------------------------------------------------------
+    def param_access(self, name: str) -> str:
+        if self.body is None:
+            return UNSURE
+        if self.body.has_error:
+            return UNSURE
+        return self._name_access(name, self.body.start_byte)
+
+    def _name_access(self, name: str, after: int) -> str:
+        verdict = READ
+        for ident in self._identifiers(name):
+            if ident.start_byte < after:
+                continue
+            parent = ident.parent
+            if parent is None or ident.type == "type_identifier":
+                return UNSURE  # e.g. `Epilogue e(p, n);` read as a function declaration
+            if parent.type in _DECLARATOR_PARENTS and _is_declarator_of(parent, ident):
+                return UNSURE  # shadowed or redeclared
+            if parent.type in ("lambda_capture_specifier", "lambda_default_capture"):
+                continue
+            if _inside(ident, "gnu_asm_expression"):
+                return WRITE
+            result = self._pointer(ident)
+            if result == WRITE:
+                return WRITE
+            if result == UNSURE:
+                verdict = UNSURE
+        return verdict
+
+    # -- the pointer value ------------------------------------------------------------------
+    def _pointer(self, node) -> str:
+        parent = node.parent
+        if parent is None:
+            return UNSURE
+        t = parent.type
+        if t == "parenthesized_expression":
+            return self._pointer(parent)
+        if t == "binary_expression":
+            op = parent.child_by_field_name("operator")
+            op = op.type if op is not None else ""
+            if op in ("+", "-"):
+                return self._pointer(parent)
+            if op in _COMPARISON_OPS:
+                return READ
+            return UNSURE
+        if t == "conditional_expression":
+            if _field_is(parent, "condition", node):
+                return READ
+            return self._pointer(parent)
+        if t == "subscript_expression" and _field_is(parent, "argument", node):
+            return self._element(parent)
+        if t == "subscript_argument_list":
+            return UNSURE
+        if t == "pointer_expression":
+            op = parent.child_by_field_name("operator")
+            if op is not None and op.type == "*":
+                return self._element(parent)
+            return UNSURE  # `&p`: the address of the pointer variable escapes
+        if t == "field_expression" and _field_is(parent, "argument", node):
+            op = parent.child_by_field_name("operator")
+            if op is not None and op.type == "->":
+                return self._element(parent)
+            return UNSURE
+        if t == "cast_expression":
+            return self._after_cast(parent, parent.child_by_field_name("type"))
+        if t == "argument_list":
+            return self._pointer_argument(parent, node)
+        if t == "init_declarator" and _field_is(parent, "value", node):
+            return self._pointer_init(parent)
+        if t == "assignment_expression":
+            if _field_is(parent, "left", node):
+                return READ  # re-pointing the parameter itself
+            return UNSURE  # stored into another variable
+        if t == "update_expression":
+            return READ  # `p++`
+        if t == "unary_expression":
+            op = parent.child_by_field_name("operator")
+            return READ if op is not None and op.type == "!" else UNSURE
+        if t in _CONDITION_PARENTS:
+            return READ
+        return UNSURE
+
+    def _after_cast(self, cast_node, type_node) -> str:
+        text = type_node.text.decode("utf-8", "replace") if type_node is not None else ""
+        if "*" not in text:
+            return UNSURE  # to an integer (or a reference): the address escapes
+        if _pointee_const_text(text):
+            return READ
+        return self._pointer(cast_node)
+
+    def _pointer_argument(self, arglist, node) -> str:
+        call = arglist.parent
+        if call is None or call.type != "call_expression":
+            return UNSURE
+        name, qualified, targs, fn = _callee(call)
+        if name in _CASTS and targs is not None:
+            return self._after_cast(call, targs)
+        if _is_atomic(name, qualified):
+            return WRITE
+        if name in POINTER_WRITERS:
+            return WRITE
+        if name in POINTER_READERS:
+            return READ
+        index = _arg_index(arglist, node)
+        return self._local_callee(name, index, element=False)
+
+    def _local_callee(self, name: str, index: int, element: bool) -> str:
+        defs = self.local_functions.get(name)
+        if not defs or index < 0:
+            return UNSURE
+        verdicts = set()
+        for func in defs:
+            params = parameters(func)
+            if index >= len(params) or len(params) == 0:
+                verdicts.add(UNSURE)
+                continue
+            param = params[index]
+            if element:
+                if param.is_reference and not param.pointee_const:
+                    verdicts.add(UNSURE)
+                elif param.pointer_depth == 0 and not param.is_array:
+                    verdicts.add(READ)  # by value or by const reference
+                else:
+                    verdicts.add(UNSURE)
+            elif param.pointer_depth == 1 and not param.is_reference:
+                if not param.pointee_const:
+                    verdicts.add(WRITE)
+                elif self.depth >= 3 or not param.name:
+                    verdicts.add(UNSURE)
+                else:
+                    # `const T*` is a promise the callee can break (inline asm stores, casts):
+                    # read its body too.
+                    body = func.child_by_field_name("body")
+                    sub = Analyzer(body, self.local_functions, self.depth + 1)
+                    verdicts.add(sub.param_access(param.name))
+            else:
+                verdicts.add(UNSURE)
+        if WRITE in verdicts:
+            return WRITE
+        return READ if verdicts == {READ} else UNSURE
+
+    def _pointer_init(self, init) -> str:
+        decl = init.parent
+        if decl is None or decl.type != "declaration":
+            return UNSURE
+        declarator = init.child_by_field_name("declarator")
+        type_node = decl.child_by_field_name("type")
+        type_text = type_node.text.decode("utf-8", "replace") if type_node is not None else ""
+        decl_const = any(c.type == "type_qualifier" and c.text == b"const" for c in decl.children)
+        if declarator is None:
+            return UNSURE
+        if declarator.type == "pointer_declarator":
+            if decl_const:
+                return READ
+            inner = declarator.child_by_field_name("declarator")
+            if inner is not None and inner.type == "identifier":
+                return self._alias(inner, decl)
+            return UNSURE
+        if declarator.type == "identifier":
+            if type_text in ("auto", "decltype(auto)"):
+                return self._alias(declarator, decl)
+            if type_text.replace("unsigned ", "").replace("std::", "") in _INTEGER_TYPES:
+                return READ  # `int64_t n = p - q;`
+        return UNSURE
+
+    def _alias(self, ident, decl) -> str:
+        name = ident.text.decode("utf-8", "replace")
+        if name in self._seen_aliases or len(self._seen_aliases) > 16:
+            return UNSURE
+        self._seen_aliases.add(name)
+        # Declared exactly once in the body, or we cannot tell which one a use refers to.
+        count = sum(
+            1
+            for i in self._identifiers(name)
+            if i.parent is not None
+            and i.parent.type in _DECLARATOR_PARENTS
+            and _is_declarator_of(i.parent, i)
+        )
+        if count != 1:
+            return UNSURE
+        return self._name_access(name, decl.end_byte)
+
+    # -- an element reached through the pointer ---------------------------------------------
+    def _element(self, node) -> str:
+        parent = node.parent
+        if parent is None:
+            return UNSURE
+        t = parent.type
+        if t == "parenthesized_expression":
+            return self._element(parent)
+        if t == "assignment_expression":
+            return WRITE if _field_is(parent, "left", node) else READ
+        if t == "update_expression":
+            return WRITE
+        if t == "field_expression" and _field_is(parent, "argument", node):
+            grand = parent.parent
+            if (
+                grand is not None
+                and grand.type == "call_expression"
+                and _field_is(grand, "function", parent)
+            ):
+                return UNSURE  # a method call on the element may modify it
+            return self._element(parent)
+        if t == "subscript_expression":
+            if _field_is(parent, "argument", node):
+                return self._element(parent)
+            return READ
+        if t == "subscript_argument_list":
+            return READ  # used as an index
+        if t == "pointer_expression":
+            op = parent.child_by_field_name("operator")
+            if op is not None and op.type == "&":
+                return self._pointer(parent)
+            return UNSURE
+        if t in ("binary_expression", "unary_expression"):
+            return READ
+        if t == "conditional_expression":
+            if _field_is(parent, "condition", node):
+                return READ
+            return self._element(parent)
+        if t == "cast_expression":
+            type_node = parent.child_by_field_name("type")
+            text = type_node.text.decode("utf-8", "replace") if type_node is not None else ""
+            return UNSURE if "&" in text else READ
+        if t == "init_declarator" and _field_is(parent, "value", node):
+            declarator = parent.child_by_field_name("declarator")
+            if declarator is not None and declarator.type == "reference_declarator":
+                decl = parent.parent
+                if decl is not None and any(
+                    c.type == "type_qualifier" and c.text == b"const" for c in decl.children
+                ):
+                    return READ
+                return UNSURE
+            if declarator is not None and declarator.type in ("identifier", "array_declarator"):
+                return READ
+            return UNSURE
+        if t == "argument_list":
+            call = parent.parent
+            if call is None or call.type != "call_expression":
+                return UNSURE
+            name, qualified, targs, fn = _callee(call)
+            if name in _CASTS and targs is not None:
+                text = _type_of_template_args(targs)
+                return UNSURE if "&" in text or "*" in text else READ
+            if _is_atomic(name, qualified):
+                return UNSURE
+            if name in VALUE_FUNCTIONS:
+                return READ
+            if fn is not None and fn.type in ("primitive_type", "type_identifier"):
+                return READ  # functional cast, e.g. `float(x)`
+            return self._local_callee(name, _arg_index(parent, node), element=True)
+        if t in ("initializer_list", "init_declarator"):
+            return READ
+        if t in _CONDITION_PARENTS:
+            return READ
+        return UNSURE
+
+
+_INTEGER_TYPES = frozenset(
+    {
+        "int",
+        "long",
+        "long long",
+        "size_t",
+        "ptrdiff_t",
+        "int32_t",
+        "int64_t",
+        "uint32_t",
+        "uint64_t",
+        "bool",
+    }
+)
+
+
+def _pointee_const_text(text: str) -> bool:
+    """Does a spelled pointer type (`const float4*`, `float const *`, `<const T*>`) point to const?"""
+    text = text.strip("<> ")
+    star = text.find("*")
+    head = text if star < 0 else text[:star]
+    return "const" in head.replace("(", " ").replace(")", " ").split()
+
+
+def _field_is(parent, field: str, node) -> bool:
+    child = parent.child_by_field_name(field)
+    return child is not None and child.id == node.id
+
+
+def _is_declarator_of(parent, ident) -> bool:
+    if parent.type in ("structured_binding_declarator", "for_range_loop"):
+        return parent.type == "structured_binding_declarator" or _field_is(
+            parent, "declarator", ident
+        )
+    if parent.type in ("array_declarator",):
+        return _field_is(parent, "declarator", ident)
+    return _field_is(parent, "declarator", ident)
+
+
+def _inside(node, node_type: str) -> bool:
+    n = node.parent
+    while n is not None:
+        if n.type == node_type:
+            return True
+        if n.type in ("function_definition", "lambda_expression"):
+            return False
+        n = n.parent
+    return False

@@ -1,0 +1,198 @@
+"""Reports platform-width integer types at the FFI boundary of a JIT module.
+
+## What it does
+Finds the functions that form the FFI boundary of a JIT module:
+
+* host functions with a `tvm::ffi::TensorView` parameter (however spelled: `TensorView`,
+  `const tvm::ffi::TensorView&`, ...);
+* functions exported with a TVM FFI export macro (`TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)`);
+* targets named in a Python `load_jit(..., cuda_wrappers=[("name", "&Kernel<...>::run")])` when
+  that Python file is among the files being checked (e.g. `kernlint check python/`).
+
+In those functions it reports each by-value integer parameter, and the return type, spelled
+with a platform-width type: `int`, `unsigned`, `long`, `long long`, `short`, `signed`,
+`size_t`, `ssize_t`, `ptrdiff_t`, `unsigned int`, `std::size_t`, ... The finding sits on the
+parameter (or on the return type) and suggests the fixed-width replacement with the same width
+and signedness on the LP64 platforms CUDA runs on (`int` -> `int32_t`, `long` -> `int64_t`,
+`size_t` -> `uint64_t`, ...). `int32_t`, `int64_t`, `uint32_t`, `uint64_t`, `bool`, `char`
+and floating types are fine.
+
+Out of scope: kernels, device functions and host helpers without a `TensorView` parameter
+(local helpers may use whatever types they like), pointer and reference parameters, and
+integer types hidden behind a typedef or alias (`using index_t = int;`): the syntactic pass
+cannot see through them; `--semantic` can.
+
+## Why is this bad?
+Values crossing the TVM FFI boundary are converted from Python integers. The width of `long`
+and `size_t` differs between platforms (LLP64 Windows, LP64 Linux, ROCm toolchains), and the
+FFI's integer conversions are defined for fixed-width types; SGLang's JIT kernel guide asks for
+`int32_t`, `int64_t`, `uint32_t` at the boundary so the Python side and the C++ side agree on
+the width and signedness of every argument.
+
+## Example
+```cpp
+namespace sglang {
+struct ScaleKernel {
+  static void run(tvm::ffi::TensorView out, long num_tokens, unsigned int hidden) {}
+};
+}  // namespace sglang
+```
+
+## Use instead
+```cpp
+namespace sglang {
+struct ScaleKernel {
+  static void run(tvm::ffi::TensorView out, int64_t num_tokens, uint32_t hidden) {}
+};
+}  // namespace sglang
+```
+
+## Fix safety
+The fix replaces the type with its fixed-width equivalent and is unsafe: it can change the ABI
+of the exported function (a different width on some platform), and callers that rely on the old
+type (overloads, explicit template arguments) must be updated with it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kernlint.cpp.params import parameters
+from kernlint.model import Edit, Fix, Rule
+
+RULE = Rule(
+    code="CU005",
+    name="ffi-non-fixed-width-int",
+    language="cpp",
+    summary="platform-width integer at the FFI boundary",
+    fix="unsafe",
+    scope="jit",
+    triggers=(b"TensorView", b"TVM_FFI_DLL_EXPORT"),
+)
+
+# Spelled type (whitespace-normalized, `std::` removed) -> fixed-width replacement (LP64).
+REPLACEMENTS = {
+    "int": "int32_t",
+    "signed": "int32_t",
+    "signed int": "int32_t",
+    "unsigned": "uint32_t",
+    "unsigned int": "uint32_t",
+    "short": "int16_t",
+    "short int": "int16_t",
+    "signed short": "int16_t",
+    "unsigned short": "uint16_t",
+    "unsigned short int": "uint16_t",
+    "long": "int64_t",
+    "long int": "int64_t",
+    "signed long": "int64_t",
+    "long long": "int64_t",
+    "long long int": "int64_t",
+    "signed long long": "int64_t",
+    "unsigned long": "uint64_t",
+    "unsigned long int": "uint64_t",
+    "unsigned long long": "uint64_t",
+    "unsigned long long int": "uint64_t",
+    "size_t": "uint64_t",
+    "ssize_t": "int64_t",
+    "ptrdiff_t": "int64_t",
+    "intptr_t": "int64_t",
+    "uintptr_t": "uint64_t",
+}
+_EXPORT = re.compile(rb"\bTVM_FFI_DLL_EXPORT_TYPED_FUNC\s*\(\s*\w+\s*,\s*\(?\s*&?\s*([\w:]+)")
+
+
+def _spelled(type_node) -> str:
+    text = " ".join(type_node.text.decode("utf-8", "replace").split())
+    return text[5:] if text.startswith("std::") else text
+
+
+def _exported_names(ctx) -> set[str]:
+    if b"TVM_FFI_DLL_EXPORT" not in ctx.data:
+        return set()
+    spans = ctx.literal_spans
+    out = set()
+    for m in _EXPORT.finditer(ctx.data):
+        if any(s.start <= m.start() < s.end for s in spans):
+            continue  # in a comment or string
+        out.add(m.group(1).decode().split("::")[-1])
+    return out
+
+
+def _enclosing_class(node) -> str:
+    n = node.parent
+    while n is not None:
+        if n.type in ("struct_specifier", "class_specifier"):
+            name = n.child_by_field_name("name")
+            if name is None:
+                return ""
+            text = name.text.decode("utf-8", "replace")
+            return text.split("<")[0].split("::")[-1]
+        n = n.parent
+    return ""
+
+
+def _is_wrapper_target(func, targets) -> bool:
+    if not targets:
+        return False
+    name = func.name
+    simple = name.split("::")[-1]
+    parts = [p.split("<")[0] for p in name.split("::")]
+    cls = _enclosing_class(func.node) or (parts[-2] if len(parts) > 1 else "")
+    wanted = f"{cls}::{simple}" if cls else simple
+    # Compare on the last two components (`Kernel::run`) or the bare name.
+    return any("::".join(t.split("::")[-2:]) == wanted for t in targets)
+
+
+def check(ctx) -> None:
+    from kernlint.project import wrapper_targets
+
+    exported = _exported_names(ctx)
+    targets = wrapper_targets()
+    for func in ctx.facts.functions:
+        if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
+            continue
+        params = parameters(func.node)
+        simple = func.name.split("::")[-1]
+        boundary = (
+            any("TensorView" in p.type_text for p in params)
+            or simple in exported
+            or _is_wrapper_target(func, targets)
+        )
+        if not boundary:
+            continue
+        for param in params:
+            if param.pointer_depth or param.is_reference or param.is_array:
+                continue
+            if param.type_node is None:
+                continue
+            replacement = REPLACEMENTS.get(_spelled(param.type_node))
+            if replacement is None:
+                continue
+            name = f"`{param.name}`" if param.name else f"#{param.index + 1}"
+            spelled = " ".join(ctx.text(param.type_node).split())
+            fix = Fix(
+                (Edit(param.type_node.start_byte, param.type_node.end_byte, replacement),),
+                "unsafe",
+                f"Use `{replacement}`",
+            )
+            ctx.report_node(
+                param.node,
+                f"FFI function `{func.name}` takes {name} as `{spelled}`: "
+                f"use a fixed-width type (`{replacement}`)",
+                fix,
+            )
+        ret = func.node.child_by_field_name("type")
+        if ret is not None:
+            replacement = REPLACEMENTS.get(_spelled(ret))
+            if replacement is not None:
+                fix = Fix(
+                    (Edit(ret.start_byte, ret.end_byte, replacement),),
+                    "unsafe",
+                    f"Use `{replacement}`",
+                )
+                ctx.report_node(
+                    ret,
+                    f"FFI function `{func.name}` returns `{' '.join(ctx.text(ret).split())}`: "
+                    f"use a fixed-width type (`{replacement}`)",
+                    fix,
+                )

@@ -1,0 +1,141 @@
+"""Reports hand-written checks of a `TensorView`'s shape, dtype, strides or device.
+
+## What it does
+In a host function with `tvm::ffi::TensorView` parameters (the launcher of a JIT kernel),
+reports a check -- `RuntimeCheck(...)`, `TORCH_CHECK(...)`, `assert(...)`, or an
+`if (...)` whose body throws or calls `Panic` -- whose condition reads a parameter's
+`.shape()`, `.size(i)`, `.dim()`, `.ndim()`, `.dtype()`, `.strides()`, `.stride(i)`,
+`.device()` or `.is_contiguous()`. One finding per check, on the first such access.
+
+Not reported: reading those properties for anything other than a check (computing sizes,
+dispatching on the dtype with `if (is_type<bf16_t>(x.dtype()))`), checks of values that are
+not parameters of the function, and checks inside the abstractions' implementation
+(`include/sgl_kernel/**`). Checks that `TensorMatcher` cannot express (alignment of a stride,
+relations between two tensors' sizes beyond equality) are reported too; this is why the rule is
+in preview: suppress those with a reason, or keep them next to a `TensorMatcher`.
+
+## Why is this bad?
+`TensorMatcher` (with `SymbolicSize`, `SymbolicDType`, `SymbolicDevice`) checks a tensor's
+shape, dtype, strides and device in one declarative statement, binds the sizes it checks for
+later use, and reports mismatches with the tensor's name and the expected and actual values.
+Hand-written checks drift out of sync with the kernel, are easy to forget for one of several
+tensors, and give worse messages.
+
+## Example
+```cpp
+namespace sglang {
+void launch(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
+  host::RuntimeCheck(x.dim() == 2, "x must be 2-D");
+}
+}  // namespace sglang
+```
+
+## Use instead
+```cpp
+namespace sglang {
+void launch(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
+  auto N = host::SymbolicSize{"num_tokens"};
+  auto D = host::SymbolicSize{"hidden_size"};
+  host::TensorMatcher({N, D}).with_dtype<bf16_t>().verify(x).verify(out);
+}
+}  // namespace sglang
+```
+
+## Fix safety
+No automatic fix: the matcher needs symbolic names chosen by the author.
+"""
+
+from __future__ import annotations
+
+from kernlint.cpp.params import parameters
+from kernlint.model import Rule
+
+RULE = Rule(
+    code="CU008",
+    name="manual-tensor-validation",
+    language="cpp",
+    summary="hand-written TensorView validation instead of `TensorMatcher`",
+    severity="warning",
+    status="preview",
+    scope="jit",
+    triggers=(b"TensorView",),
+)
+
+PROPERTIES = frozenset(
+    {"shape", "size", "dim", "ndim", "dtype", "strides", "stride", "device", "is_contiguous"}
+)
+CHECKS = frozenset({"RuntimeCheck", "TORCH_CHECK", "assert", "CHECK", "TVM_FFI_ICHECK"})
+ABSTRACTION_DIRS = ("include/sgl_kernel/",)
+
+
+def _in_abstractions(path: str) -> bool:
+    posix = "/" + path.replace("\\", "/").lstrip("/")
+    return any(f"/{d}" in posix for d in ABSTRACTION_DIRS)
+
+
+def check(ctx) -> None:
+    if _in_abstractions(ctx.source.abspath or ctx.source.path):
+        return
+    from kernlint.cpp.parser import nodes_of_types
+
+    for func in ctx.facts.functions:
+        if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
+            continue
+        tensors = {p.name for p in parameters(func.node) if "TensorView" in p.type_text and p.name}
+        if not tensors:
+            continue
+        body = func.node.child_by_field_name("body")
+        if body is None:
+            continue
+        for node in nodes_of_types(body, ("call_expression", "if_statement")):
+            condition = _checked_condition(node)
+            if condition is None:
+                continue
+            access = _first_access(condition, tensors)
+            if access is not None:
+                tensor, prop, anode = access
+                ctx.report_node(
+                    anode,
+                    f"`{tensor}.{prop}()` checked by hand: verify `{tensor}` with "
+                    f"`TensorMatcher` (shape, dtype, strides, device in one place)",
+                )
+
+
+def _callee_name(call) -> str:
+    fn = call.child_by_field_name("function")
+    while fn is not None and fn.type in ("qualified_identifier", "template_function"):
+        fn = fn.child_by_field_name("name")
+    return fn.text.decode("utf-8", "replace") if fn is not None else ""
+
+
+def _checked_condition(node):
+    if node.type == "call_expression":
+        if _callee_name(node) in CHECKS:
+            return node.child_by_field_name("arguments")
+        return None
+    # if (cond) { throw ...; } / if (cond) Panic(...);
+    consequence = node.child_by_field_name("consequence")
+    if consequence is None or node.child_by_field_name("alternative") is not None:
+        return None
+    text = consequence.text
+    if b"throw" in text or b"Panic(" in text:
+        return node.child_by_field_name("condition")
+    return None
+
+
+def _first_access(condition, tensors):
+    from kernlint.cpp.parser import nodes_of_types
+
+    for call in nodes_of_types(condition, ("call_expression",)):
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "field_expression":
+            continue
+        obj = fn.child_by_field_name("argument")
+        field = fn.child_by_field_name("field")
+        if obj is None or field is None or obj.type != "identifier":
+            continue
+        name = obj.text.decode("utf-8", "replace")
+        prop = field.text.decode("utf-8", "replace")
+        if name in tensors and prop in PROPERTIES:
+            return name, prop, call
+    return None

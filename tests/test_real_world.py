@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-from sglang_tree import sglang_root
 
 from kernlint.cpp.normalize import normalize
 from kernlint.cpp.parser import error_nodes, parse
@@ -18,9 +17,8 @@ pytestmark = pytest.mark.network
 
 
 @pytest.fixture(scope="module")
-def jit_tree(tmp_path_factory):
-    root = sglang_root(tmp_path_factory)
-    return os.path.join(root, "kernels", "jit")
+def jit_tree(sglang_package):
+    return os.path.join(sglang_package, "kernels", "jit")
 
 
 def _cpp_files(jit):

@@ -4,7 +4,10 @@
 Finds the functions that form the FFI boundary of a JIT module:
 
 * host functions with a `tvm::ffi::TensorView` parameter (however spelled: `TensorView`,
-  `const tvm::ffi::TensorView&`, ...);
+  `const tvm::ffi::TensorView&`, ...) that are not called from another function of the same
+  file (a helper the launcher calls with its tensors is not an entry point: on the SGLang tree
+  this left out `*_pre_compute` / `*_dispatch_dtype` helpers whose `int` parameters never
+  cross the boundary);
 * functions exported with a TVM FFI export macro (`TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)`);
 * targets named in a Python `load_jit(..., cuda_wrappers=[("name", "&Kernel<...>::run")])` when
   that Python file is among the files being checked (e.g. `kernlint check python/`).
@@ -67,7 +70,7 @@ RULE = Rule(
     summary="platform-width integer at the FFI boundary",
     fix="unsafe",
     scope="jit",
-    triggers=(b"TensorView", b"TVM_FFI_DLL_EXPORT"),
+    # No byte triggers: a wrapper target named in Python makes any file a candidate.
 )
 
 # Spelled type (whitespace-normalized, `std::` removed) -> fixed-width replacement (LP64).
@@ -143,23 +146,43 @@ def _is_wrapper_target(func, targets) -> bool:
     return any("::".join(t.split("::")[-2:]) == wanted for t in targets)
 
 
+def _called_names(ctx) -> set[str]:
+    from kernlint.cpp.parser import nodes_of_types
+
+    out = set()
+    for call in nodes_of_types(ctx.tree.root_node, ("call_expression",)):
+        fn = call.child_by_field_name("function")
+        while fn is not None and fn.type in ("qualified_identifier", "template_function"):
+            fn = fn.child_by_field_name("name")
+        if fn is not None and fn.type == "identifier":
+            out.add(fn.text.decode("utf-8", "replace"))
+    return out
+
+
 def check(ctx) -> None:
     from kernlint.project import wrapper_targets
 
-    exported = _exported_names(ctx)
     targets = wrapper_targets()
+    data = ctx.data
+    if b"TensorView" not in data and b"TVM_FFI_DLL_EXPORT" not in data:
+        simple = {t.split("::")[-1].encode() for t in targets}
+        if not any(name in data for name in simple):
+            return
+    exported = _exported_names(ctx)
+    called = None
     for func in ctx.facts.functions:
         if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
             continue
         params = parameters(func.node)
         simple = func.name.split("::")[-1]
-        boundary = (
-            any("TensorView" in p.type_text for p in params)
-            or simple in exported
-            or _is_wrapper_target(func, targets)
-        )
-        if not boundary:
-            continue
+        named = simple in exported or _is_wrapper_target(func, targets)
+        if not named:
+            if not any("TensorView" in p.type_text for p in params):
+                continue
+            if called is None:
+                called = _called_names(ctx)
+            if simple in called:
+                continue  # a helper of the launcher, called from this file: not an entry point
         for param in params:
             if param.pointer_depth or param.is_reference or param.is_array:
                 continue

@@ -8,14 +8,15 @@ kernels declared through attribute macros such as `CUTLASS_GLOBAL` or a file-loc
 signatures.
 
 Out of scope, by decision: pointer members of a by-value parameter struct (SGLang passes
-`const Params __grid_constant__ params`). `__restrict__` on a struct member is not a promise
-the compiler can rely on the way it relies on a restricted kernel parameter (the C and C++
-semantics of `restrict` are defined for the declared object, and nvcc uses parameter
-qualifiers for its no-alias analysis), and SGLang's own params structs spell it on some
-members and not others; measuring the 0.5.23 JIT tree, reporting them would add findings
-nobody acts on (see docs/real-world.md). Pointers to pointers are reported on the outer
-pointer; function pointers, references and array parameters are not reported. Kernels inside
-regions the parser could not understand are skipped.
+`const Params __grid_constant__ params`). The CUDA Programming Guide documents `__restrict__`
+for function parameters; what the compiler does with a qualifier on a struct member is not
+documented, so a finding there could not promise the benefit the rule's rationale claims.
+On the SGLang 0.5.23 JIT tree the 149 params structs passed to kernels have 890 pointer
+members, 680 of them already `__restrict__` and 210 not (32 files): reporting them would more
+than double the rule's findings with advice of unproven value (docs/real-world.md). Pointers to
+pointers are reported on the parameter's own pointer (`T** __restrict__ p`); function pointers,
+references and array parameters are not reported. Kernels inside regions the parser could not
+understand are skipped.
 
 ## Why is this bad?
 Without `__restrict__` the compiler must assume that every pointer may alias every other, so

@@ -12,12 +12,14 @@ the SGLang 0.5.23 JIT tree (docs/real-world.md):
 | `pdl` | `cudaGridDependencySynchronize()`, `cudaTriggerProgrammaticLaunchCompletion()`, `griddepcontrol` inline asm | `PDLWaitPrimary<kUsePDL>()` / `PDLTriggerSecondary<kUsePDL>()` |
 | `vector-cast` | `reinterpret_cast<float4*>(p + i)`, `int4`, `uint4` (const or not) of a pointer | `AlignedVector<T, N>` loads/stores |
 | `get-last-error` | `cudaGetLastError()` / `cudaPeekAtLastError()` after a launch in the same function | nothing: `host::LaunchKernel` checks the launch |
-| `host-assert` | bare `assert(...)` and `TORCH_CHECK(...)` in host functions | `RuntimeCheck(cond, "message", ...)` |
+| `host-assert` | bare `assert(...)` and `TORCH_CHECK(...)` in host functions | `RuntimeCheck(cond, "message", ...)` or `CHECK_HOST(cond) << "message"` |
 
 Only shuffles that combine a variable with its own shuffled value are reported: a butterfly that
 carries an index along with a value (an arg-max) or shuffles a different variable is not a plain
-reduction and stays silent. A vector cast of an address (`reinterpret_cast<int4*>(&frag)`) is
-type punning of a register fragment or a local array, not a memory access, and is not reported.
+reduction and stays silent. A vector cast of an address (`reinterpret_cast<int4*>(&frag)`) or
+of a local array (`reinterpret_cast<const uint4*>(regs)` with `T regs[4]` declared in the
+function) is type punning of registers, not a memory access, and is not reported; nor is a cast
+in host code (setting up a pointer for a kernel's params is not a vector access).
 `assert` in `__device__`/`__global__` code is fine (it is the device
 assert) and so is `static_assert`. Comments and string literals never match.
 
@@ -127,7 +129,7 @@ TABLE = (
     Entry(
         "host-assert",
         "`assert(...)` / `TORCH_CHECK(...)` in host code",
-        "RuntimeCheck(cond, message...)",
+        "RuntimeCheck(cond, message...)` or `CHECK_HOST(cond) << message",
         "`{text}` in host code: use `{abstraction}`",
     ),
 )
@@ -218,6 +220,8 @@ def check(ctx) -> None:
                 targs is not None
                 and _VECTOR_CAST.match(" ".join(ctx.text(targs).split()))
                 and not _casts_an_address(node)
+                and not _casts_a_local_array(node)
+                and _in_device_code(node, kinds)
             ):
                 text = "reinterpret_cast" + " ".join(ctx.text(targs).split())
                 _report(ctx, node.start_byte, node.end_byte, "vector-cast", text)
@@ -283,6 +287,31 @@ def _casts_an_address(call) -> bool:
         value = value.named_children[0]
     op = value.child_by_field_name("operator") if value.type == "pointer_expression" else None
     return op is not None and op.type == "&"
+
+
+def _in_device_code(node, kinds) -> bool:
+    owner = _enclosing_function(node)
+    func = kinds.get(owner.id) if owner is not None else None
+    return func is not None and bool({"global", "device"} & func.qualifiers)
+
+
+def _casts_a_local_array(call) -> bool:
+    """`reinterpret_cast<const uint4*>(regs)` with `T regs[4]` declared in the function."""
+    from kernlint.cpp.parser import nodes_of_types
+
+    args = call.child_by_field_name("arguments")
+    values = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+    if len(values) != 1 or values[0].type != "identifier":
+        return False
+    owner = _enclosing_function(call)
+    if owner is None:
+        return False
+    name = values[0].text
+    for decl in nodes_of_types(owner, ("array_declarator",)):
+        inner = decl.child_by_field_name("declarator")
+        if inner is not None and inner.type == "identifier" and inner.text == name:
+            return True
+    return False
 
 
 def _enclosing_function(node):

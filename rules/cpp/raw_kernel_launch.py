@@ -72,7 +72,9 @@ def visit(node, ctx) -> None:
     fn = node.child_by_field_name("function")
     chevrons = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
     if chevrons is not None and fn is not None:
-        name = ctx.text(fn)
+        name = " ".join(ctx.text(fn).split())
+        if len(name) > 40:
+            name = name.split("<")[0] + "<...>"
         ctx.report(
             fn.start_byte,
             chevrons.end_byte,

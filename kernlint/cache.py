@@ -22,7 +22,8 @@ FORMAT = 1
 
 def settings_key(settings, rules, is_jit: bool, project: str = "") -> str:
     h = hashlib.sha256()
-    h.update(f"{__version__}|{FORMAT}|{int(is_jit)}|{project}|".encode())
+    policy = getattr(settings, "aiter_import_policy", "")
+    h.update(f"{__version__}|{FORMAT}|{int(is_jit)}|{project}|{policy}|".encode())
     h.update(",".join(r.code for r in rules).encode())
     return h.hexdigest()[:24]
 

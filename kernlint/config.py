@@ -68,7 +68,9 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "extend-jit-roots": list,
     "preview": bool,
     "respect-gitignore": bool,
+    "aiter-import-policy": str,
 }
+AITER_IMPORT_POLICIES = ("lexical", "import-time")
 
 
 @dataclass
@@ -111,6 +113,11 @@ def _validate(path: str, table: dict) -> None:
             raise ConfigError(f"{path}: `{key}` must be a {name}, not {type(value).__name__}")
         if isinstance(value, list) and not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: `{key}` must be a list of strings")
+        if key == "aiter-import-policy" and value not in AITER_IMPORT_POLICIES:
+            choices = ", ".join(f'"{c}"' for c in AITER_IMPORT_POLICIES)
+            raise ConfigError(
+                f"{path}: `aiter-import-policy` must be one of {choices}, not {value!r}"
+            )
         if key == "per-file-ignores":
             for pattern, codes in value.items():
                 if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
@@ -185,6 +192,7 @@ class Settings:
             overrides.preview if overrides.preview is not None else v.get("preview", False)
         )
         self.respect_gitignore = v.get("respect-gitignore", True)
+        self.aiter_import_policy = v.get("aiter-import-policy", "lexical")
         where = raw.path or "command line"
         select = overrides.select if overrides.select is not None else v.get("select", ["ALL"])
         extend = list(v.get("extend-select", [])) + overrides.extend_select

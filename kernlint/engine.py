@@ -120,17 +120,47 @@ class Context:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
 
+_PLAN_CACHE: dict[tuple, tuple] = {}
+
+
+def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
+    """Rules that can run on files of this language, split by whether they have byte
+    triggers, with one regex matching any trigger (computed once per rule set)."""
+    key = (tuple(map(id, rules)), language, is_jit)
+    plan = _PLAN_CACHE.get(key)
+    if plan is not None and not all(a is b for a, b in zip(plan[3], rules, strict=True)):
+        plan = None  # an id reused by a different rule object
+    if plan is None:
+        import re
+
+        usable = [
+            r
+            for r in rules
+            if r.language in (language, "any")
+            and (r.scope != "jit" or is_jit)
+            and (r.check is not None or r.visit is not None)  # meta rules run in the engine
+        ]
+        triggered = [r for r in usable if r.triggers]
+        always = [r for r in usable if not r.triggers]
+        words = sorted({t for r in triggered for t in r.triggers}, key=len, reverse=True)
+        any_trigger = re.compile(b"|".join(re.escape(w) for w in words)) if words else None
+        plan = (usable, always, any_trigger, tuple(rules))
+        _PLAN_CACHE[key] = plan
+    return plan
+
+
 def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool) -> list[Rule]:
     data = source.data
+    usable, always, any_trigger, _ = _plan(rules, source.language, is_jit)
+    # Most files contain no trigger at all: one C-level regex search decides that.
+    candidates = usable if any_trigger is not None and any_trigger.search(data) else always
     out = []
-    for rule in rules:
-        if rule.language not in (source.language, "any"):
-            continue
-        if rule.scope == "jit" and not is_jit:
-            continue
-        if rule.check is None and rule.visit is None:
-            continue  # implemented by the engine (meta rules)
+    for rule in candidates:
         if rule.triggers and not any(t in data for t in rule.triggers):
+            continue
+        if rule.path_filter is not None and not rule.path_filter(source.abspath or source.path):
+            continue
+        if rule.prefilter is not None and rule.prefilter.search(data) is None:
             continue
         out.append(rule)
     return out
@@ -164,6 +194,9 @@ def lint_source(source: SourceFile, settings, is_jit: bool, registry) -> FileRes
     for rule in byte_rules:
         ctx.rule = rule
         rule.check(ctx)
+    if not tree_rules and "tree" in ctx.__dict__ and ctx.tree is None:
+        # A byte rule looked at the tree (e.g. after its own prefilter) and found none.
+        result.warnings.append(f"{source.path}: cannot parse: {ctx.parse_error}")
 
     if tree_rules:
         tree = ctx.tree

@@ -36,6 +36,10 @@ class Rule:
     triggers: tuple[bytes, ...] = ()
     node_types: tuple[str, ...] = ()
     needs_tree: bool = True
+    # Finer, still cheap, pre-parse filters: a regex over the bytes (searched only when a
+    # trigger matched) and a predicate on the file's path. Both must be over-approximations.
+    prefilter: Any = None  # compiled bytes regex, or None
+    path_filter: Callable[[str], bool] | None = field(default=None, compare=False)
     # Filled in by the registry from the module that defines the rule:
     doc: str = ""
     module: str = ""

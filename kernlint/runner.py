@@ -98,11 +98,12 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
 
 
 FFI_RULE = "ffi-non-fixed-width-int"
+AITER_RULE = "ungated-aiter-import"
 
 
 def _collect_project_facts(candidates, resolver) -> None:
     """Cross-file facts (FFI wrapper targets named in Python), gathered once per run."""
-    from .project import collect, set_wrapper_targets
+    from .project import collect, collect_aiter_import_time, set_aiter_findings, set_wrapper_targets
 
     targets: set[str] = set()
     first_cpp = next((c for c in candidates if c.language == "cpp"), None)
@@ -111,13 +112,29 @@ def _collect_project_facts(candidates, resolver) -> None:
         if any(r.name == FFI_RULE for r in settings.rules_for(first_cpp.abspath)):
             targets = collect(c.abspath for c in candidates if c.language == "python")
     set_wrapper_targets(targets)
+    aiter: dict = {}
+    python = [c for c in candidates if c.language == "python"]
+    if any(_import_time_policy(c, resolver) for c in python[:1] or []) or any(
+        _import_time_policy(c, resolver) for c in python
+    ):
+        aiter = collect_aiter_import_time([c.abspath for c in python])
+    set_aiter_findings(aiter)
+
+
+def _import_time_policy(cand, resolver) -> bool:
+    settings = resolver.for_file(cand.abspath)
+    if getattr(settings, "aiter_import_policy", "lexical") != "import-time":
+        return False
+    return any(r.name == AITER_RULE for r in settings.rules_for(cand.abspath))
 
 
 def _project_key(cand, rules) -> str:
+    from .project import aiter_fingerprint, fingerprint
+
+    if cand.language == "python":
+        return aiter_fingerprint(cand.abspath) if any(r.name == AITER_RULE for r in rules) else ""
     if cand.language != "cpp" or not any(r.name == FFI_RULE for r in rules):
         return ""
-    from .project import fingerprint
-
     return fingerprint()
 
 

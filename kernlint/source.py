@@ -69,6 +69,11 @@ class SourceFile:
         chars = self.data[start:end].decode("utf-8", "surrogateescape")
         return start + len(chars[: column - 1].encode("utf-8", "surrogateescape"))
 
+    def ast_offset(self, line: int, byte_col: int) -> int:
+        """Byte offset of a Python `ast` position (1-based line, 0-based UTF-8 byte column)."""
+        line = max(1, min(line, len(self.line_starts)))
+        return min(self.line_starts[line - 1] + byte_col, len(self.data))
+
     def line_end(self, row: int) -> int:
         """Byte offset of the end of 0-based line `row`, before its line break."""
         starts = self.line_starts

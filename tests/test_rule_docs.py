@@ -19,6 +19,7 @@ SECTIONS = [
 ]
 _BLOCK = re.compile(r"## (Example|Use instead)\s*\n```(\w+)\n(.*?)```", re.S)
 EXT = {"cpp": ".cuh", "python": ".py"}
+_FILE_LINE = re.compile(r"(?:#|//) ([\w/.-]+\.(?:py|cuh|cu|h))\n")
 
 
 @pytest.mark.parametrize("rule", REGISTRY.rules, ids=[r.name for r in REGISTRY.rules])
@@ -46,10 +47,16 @@ EXAMPLES = _examples()
 )
 def test_doc_example(rule, kind, lang, body, tmp_path):
     ext = EXT["cpp" if lang in ("cpp", "cuda", "c++") else lang]
-    # A JIT location, so JIT-scoped rules apply.
-    d = tmp_path / "kernels" / "jit" / "csrc"
-    d.mkdir(parents=True)
-    path = d / f"example{ext}"
+    # A JIT location, so JIT-scoped rules apply; a first line naming a file
+    # (`# benchmark/bench_scale.py`) places the example there instead.
+    named = _FILE_LINE.match(body)
+    if named:
+        path = tmp_path / "kernels" / "jit" / named.group(1)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        d = tmp_path / "kernels" / "jit" / "csrc"
+        d.mkdir(parents=True)
+        path = d / f"example{ext}"
     path.write_text(body, encoding="utf-8")
     # Meta rules judge other rules' suppressions: run them with everything on.
     select = ["ALL"] if rule.code.startswith("KL") else [rule.code]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -42,3 +43,132 @@ class PyFacts:
         if self.tree is not None:
             visit(self.tree, False)
         return out
+
+    @cached_property
+    def names(self) -> dict[str, str]:
+        """Local name -> dotted origin of what it was imported as."""
+        if self.tree is None:
+            return {}
+        nodes = self.nodes_on_lines(_IMPORT_LINE, (ast.Import, ast.ImportFrom))
+        return _qualified_names(nodes)
+
+    def qualified(self, expr) -> str | None:
+        return qualified(expr, self.names)
+
+    @cached_property
+    def parents(self) -> dict[int, ast.AST]:
+        """Parent map of the whole tree (a full walk: prefer `guards.ancestors(node)`)."""
+        return self.guards.parent
+
+    @cached_property
+    def guards(self):
+        from .guards import Guards
+
+        return Guards(self.tree)
+
+    def nodes_on_lines(self, pattern, types) -> list:
+        """Nodes of the given `ast` types in the statements on lines where the bytes regex
+        `pattern` matches (each statement's own expressions; nested blocks excluded).
+        Finds a few nodes in a big file without walking the whole tree."""
+        if self.tree is None:
+            return []
+        data = self.source.data
+        lines = sorted({data.count(b"\n", 0, m.start()) + 1 for m in pattern.finditer(data)})
+        seen: set[int] = set()
+        out = []
+        guards = self.guards
+        for line in lines:
+            stmt = guards.statement_at_line(line)
+            if stmt is None or id(stmt) in seen:
+                continue
+            seen.add(id(stmt))
+            for node in header_walk(stmt):
+                if isinstance(node, types):
+                    out.append(node)
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
+        return out
+
+    @cached_property
+    def aiter_imports(self) -> list[tuple[ast.AST, str]]:
+        """(node, module) for each import of aiter: `import aiter.x`, `from aiter import y`,
+        `importlib.import_module("aiter...")`, `__import__("aiter")`."""
+        out: list[tuple[ast.AST, str]] = []
+        for node in self.nodes_on_lines(_AITER_LINE, (ast.Import, ast.ImportFrom, ast.Call)):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if _is_aiter(alias.name):
+                        out.append((node, alias.name))
+                        break
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0 and _is_aiter(node.module or ""):
+                    out.append((node, node.module))
+            elif node.args:
+                fn = node.func
+                name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+                arg = node.args[0]
+                if (
+                    name in ("import_module", "__import__")
+                    and isinstance(arg, ast.Constant)
+                    and isinstance(arg.value, str)
+                    and _is_aiter(arg.value)
+                ):
+                    out.append((node, arg.value))
+        return out
+
+
+_AITER_LINE = re.compile(rb"\baiter\b")
+_IMPORT_LINE = re.compile(rb"\bimport\b")
+
+
+def header_walk(stmt):
+    """A statement and its own expressions, not the statements nested in its blocks."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.stmt, ast.ExceptHandler)):
+                continue
+            stack.append(child)
+
+
+def _is_aiter(module: str) -> bool:
+    return module == "aiter" or module.startswith("aiter.")
+
+
+def node_span(ctx, node) -> tuple[int, int]:
+    """Byte span of an `ast` node in the file."""
+    src = ctx.source
+    start = src.ast_offset(node.lineno, node.col_offset)
+    end_line = getattr(node, "end_lineno", None) or node.lineno
+    end_col = getattr(node, "end_col_offset", None)
+    end = src.ast_offset(end_line, end_col if end_col is not None else node.col_offset)
+    return start, max(start, end)
+
+
+def _qualified_names(nodes) -> dict[str, str]:
+    """Local name -> dotted origin, from import statements (the last one wins)."""
+    out: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    out[head] = head
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out
+
+
+def qualified(expr, names: dict[str, str]) -> str | None:
+    """`tt.do_bench` with `import triton.testing as tt` -> `triton.testing.do_bench`."""
+    if isinstance(expr, ast.Name):
+        return names.get(expr.id, expr.id)
+    if isinstance(expr, ast.Attribute):
+        base = qualified(expr.value, names)
+        return f"{base}.{expr.attr}" if base else None
+    return None

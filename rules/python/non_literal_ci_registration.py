@@ -1,0 +1,122 @@
+"""Reports CI registrations that CI's AST parser cannot read.
+
+## What it does
+Reports calls to `register_cuda_ci(...)` and every `register_<backend>_ci(...)`
+(`register_amd_ci`, `register_npu_ci`, ..., however imported or aliased) when:
+
+* `est_time` (first positional or keyword), `suite` (second positional or keyword), `stage`
+  or `runner_config` is not a literal (a number, string, `True`/`False`/`None`, or `-` a
+  number); the finding sits on that argument;
+* the call is not at module level: inside a function or a class body (a registration under a
+  module-level `if` is still at module level).
+
+## Why is this bad?
+SGLang's CI collects test registrations by parsing each test file's AST, without importing or
+running it. A variable, an expression or a call as an argument is invisible to the parser
+(the test is scheduled with a wrong estimate, or on the wrong suite or runner, or not at all),
+and a registration inside a function never reaches the module-level scan.
+
+## Example
+```python
+from sglang.test.ci.ci_register import register_cuda_ci
+
+EST = 120
+register_cuda_ci(est_time=EST, suite="stage-b-test-small-1-gpu")
+```
+
+## Use instead
+```python
+from sglang.test.ci.ci_register import register_cuda_ci
+
+register_cuda_ci(est_time=120, suite="stage-b-test-small-1-gpu")
+```
+
+## Fix safety
+No automatic fix: the literal value is the author's to write.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from kernlint.model import Rule
+from kernlint.python.facts import node_span
+
+RULE = Rule(
+    code="PY006",
+    name="non-literal-ci-registration",
+    language="python",
+    summary="`register_*_ci(...)` with non-literal arguments or not at module level",
+    triggers=(b"_ci",),
+)
+_CI_LINE = re.compile(rb"\bregister_\w+_ci\b")
+
+
+def check(ctx) -> None:
+    facts = ctx.facts
+    pattern = _CI_LINE
+    aliases = [
+        n
+        for n, o in facts.names.items()
+        if _REGISTER.match(o.split(".")[-1]) and not _REGISTER.match(n)
+    ]
+    if aliases:
+        pattern = re.compile(
+            rb"\b(register_\w+_ci|" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b"
+        )
+    for node in facts.nodes_on_lines(pattern, (ast.Call,)):
+        visit(node, ctx)
+
+
+_REGISTER = re.compile(r"^register_\w+_ci$")
+POSITIONAL = ("est_time", "suite")
+CHECKED = ("est_time", "suite", "stage", "runner_config")
+
+
+def _is_literal(node) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, (ast.USub, ast.UAdd))
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, (int, float))
+    )
+
+
+def _register_name(call, facts) -> str | None:
+    origin = facts.qualified(call.func) or ""
+    name = origin.split(".")[-1]
+    return name if _REGISTER.match(name) else None
+
+
+def visit(node, ctx) -> None:
+    facts = ctx.facts
+    name = _register_name(node, facts)
+    if name is None:
+        return
+    for i, arg in enumerate(node.args[: len(POSITIONAL)]):
+        if not _is_literal(arg):
+            ctx.report(
+                *node_span(ctx, arg),
+                f"`{name}` argument `{POSITIONAL[i]}` is not a literal: CI reads it from the AST",
+            )
+    for kw in node.keywords:
+        if kw.arg in CHECKED and not _is_literal(kw.value):
+            ctx.report(
+                *node_span(ctx, kw.value),
+                f"`{name}` argument `{kw.arg}` is not a literal: CI reads it from the AST",
+            )
+    for n in facts.guards.ancestors(node):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            kind = (
+                "a class body"
+                if isinstance(n, ast.ClassDef)
+                else f"function `{getattr(n, 'name', 'lambda')}`"
+            )
+            ctx.report(
+                *node_span(ctx, node.func),
+                f"`{name}` inside {kind}: CI only collects module-level registrations",
+            )
+            return

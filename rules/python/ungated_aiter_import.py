@@ -1,0 +1,138 @@
+"""Reports aiter imports that are not gated by `_use_aiter`.
+
+## What it does
+Reports `import aiter...`, `from aiter... import ...`, `importlib.import_module("aiter...")`
+and `__import__("aiter...")` unless the import sits lexically inside a branch that runs only
+when the aiter flag is true, at module or function level:
+
+* `if _use_aiter:`, `if _use_aiter and X:`, `elif _use_aiter:`, the `else:` of
+  `if not _use_aiter:`, nested ifs, `_use_aiter and f()`, and the code after an early exit
+  `if not _use_aiter: return` in the same block;
+* the same with a derived gate: a module-level name assigned from an expression that implies
+  `_use_aiter` or reads `SGLANG_USE_AITER` (`_use_aiter_gfx95 = _use_aiter and is_gfx95()`).
+
+How the six patterns found in SGLang 0.5.23 (190 aiter imports) are treated:
+
+| pattern | default (`lexical`) | `import-time` |
+|---|---|---|
+| under `_use_aiter` or a derived gate | fine | fine |
+| under `_is_hip` only | reported: ROCm without aiter enabled still imports it | fine (never runs on CUDA) |
+| function-local, no guard | reported | fine (does not run at import) |
+| module level in an aiter-only module | reported | reported only where the CUDA path imports that module |
+| under another condition (`if use_fp8_kernel:`) | reported | fine unless it runs on CUDA |
+| in `try:` / `except ImportError:` | fine: the CUDA path cannot break | fine |
+
+`aiter-import-policy = "import-time"` (in `kernlint.toml` or `[tool.kernlint]`) reports only
+imports that execute when a module is imported on a CUDA machine (`_is_hip` false,
+`SGLANG_USE_AITER` unset): module-level aiter imports in a package `__init__.py`, and every
+module-level import (on the CUDA path) of a module of the checked tree that itself imports aiter
+at import time, directly or through such imports. An aiter-only backend module is fine as long
+as nothing imports it unguarded; the finding sits on the unguarded import that pulls it in.
+Conditions the analysis cannot decide on CUDA (a flag read from a config) count as "may not
+run": the import-time policy stays silent there.
+
+## Why is this bad?
+On CUDA machines aiter is not installed: an unguarded import breaks every CUDA user of the
+module with `ModuleNotFoundError`. On ROCm, SGLang's guide makes aiter opt-in with
+`SGLANG_USE_AITER`, so even `if _is_hip:` is not enough: a ROCm user who turned aiter off (or
+whose aiter build lacks a kernel) must not pay for or fail on the import.
+
+## Example
+```python
+from sglang.srt.utils import get_bool_env_var, is_hip
+
+_is_hip = is_hip()
+if _is_hip:
+    from aiter import rmsnorm2d_fwd
+```
+
+## Use instead
+```python
+from sglang.srt.utils import get_bool_env_var, is_hip
+
+_is_hip = is_hip()
+_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip
+if _use_aiter:
+    from aiter import rmsnorm2d_fwd
+```
+
+## Fix safety
+No automatic fix: the gate to use, and what the CUDA path does instead, are the author's call.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from kernlint.model import Rule
+from kernlint.python.facts import node_span
+
+RULE = Rule(
+    code="PY001",
+    name="ungated-aiter-import",
+    language="python",
+    summary="aiter import outside an `if _use_aiter:` branch",
+    # No byte triggers: under the `import-time` policy a file can be reported for importing a
+    # module that imports aiter, without the word in its own bytes. `check` filters itself.
+    needs_tree=False,
+)
+# An aiter import needs `import ... aiter`, `from aiter`, or `import_module("aiter`.
+_AITER_IMPORT = re.compile(
+    rb"\bimport\s[^\n;]*\baiter\b|\bfrom\s+aiter\b"
+    rb"|(?:import_module|__import__)\(\s*[rbu]?['\"]aiter"
+)
+
+
+def check(ctx) -> None:
+    if ctx.settings is not None and getattr(ctx.settings, "aiter_import_policy", "") == (
+        "import-time"
+    ):
+        _import_time(ctx)
+        return
+    data = ctx.data
+    if b"aiter" not in data or _AITER_IMPORT.search(data) is None:
+        return  # cannot hold an aiter import: never parsed
+    if ctx.tree is None:
+        return  # unparsable: the engine warns about it when a tree rule runs
+    facts = ctx.facts
+    if not facts.aiter_imports:
+        return
+    guards = facts.guards
+    for node, module in facts.aiter_imports:
+        if guards.aiter_gated(node) or guards.in_import_guard(node):
+            continue
+        path = guards.path(node)
+        if any(pol and _is_hip_test(t) for t, pol in path):
+            why = "is under a HIP check only"
+        elif path:
+            why = "is under a condition that is not the aiter gate"
+        elif guards.enclosing_function(node) is not None:
+            why = "runs whenever this function is called"
+        else:
+            why = "runs when this module is imported"
+        ctx.report(
+            *_span(ctx, node),
+            f"`{module}` import {why}: put it under `if _use_aiter:`",
+        )
+
+
+def _is_hip_test(test) -> bool:
+    from kernlint.python.guards import is_hip_check
+
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(is_hip_check(v) for v in test.values)
+    return is_hip_check(test)
+
+
+def _span(ctx, node) -> tuple[int, int]:
+    return node_span(ctx, node)
+
+
+def _import_time(ctx) -> None:
+    from kernlint.project import aiter_import_time_findings
+
+    for lineno, col, end_lineno, end_col, message in aiter_import_time_findings(ctx.source.abspath):
+        start = ctx.source.ast_offset(lineno, col)
+        end = ctx.source.ast_offset(end_lineno, end_col)
+        ctx.report(start, max(start, end), message)

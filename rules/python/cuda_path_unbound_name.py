@@ -13,6 +13,8 @@ Stays silent when unsure:
 * a use under a condition the analysis cannot evaluate on CUDA whose text names aiter, HIP,
   ROCm, AMD or a gfx target (`if self.use_aiter_moe:`, `if is_gfx95:`) is taken to be a
   matching guard; other unknown conditions (`if x.shape[0] > 0:`) do not stop the CUDA path;
+* a use under a local flag computed from such a call (`ok = x and self._can_use_rocm_y()`,
+  then `if ok:`);
 * uses inside a function or class named for a platform (`forward_aiter`, `forward_hip`,
   `AiterMoeRunner`), and whole modules named for one (`aiter_backend.py`,
   `forward_mla_rocm.py`, anything under an `amd/` or `rocm/` package): those are the ROCm path;
@@ -165,6 +167,17 @@ def _names_a_platform(test, guards) -> bool:
     body does (`if _use_flydsl_linear(x):` with `return USE_AITER_GFX1250 and ...`)."""
     if _PLATFORM_WORDS.search(ast.unparse(test)):
         return True
+    # A local flag computed from a platform check: `ok = ... and self._can_use_rocm_x(...)`.
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    func = guards.enclosing_function(test) if names else None
+    if func is not None:
+        for sub in ast.walk(func):
+            if (
+                isinstance(sub, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id in names for t in sub.targets)
+                and _PLATFORM_WORDS.search(ast.unparse(sub.value))
+            ):
+                return True
     local = guards.local_functions
     for sub in ast.walk(test):
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):

@@ -1,0 +1,187 @@
+"""Benchmark the reference fused add + RMSNorm kernels on a GPU (bf16).
+
+    python bench/reference_kernels.py [--out DIR] [--quick]
+
+For rows in 1, 16, 256, 4096, 16384 and hidden in 4096, 8192: achieved bandwidth of the CUDA
+kernel, the Triton kernel, torch eager and torch.compile, next to the device's measured
+device-to-device copy bandwidth. Each time is the median of many runs measured with CUDA
+events; before every run the L2 cache is flushed (a 512 MiB write), so inputs come from HBM.
+Bytes counted: read x, read residual, write residual, write out (2 bytes each per element), and
+the weight once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+ROWS = (1, 16, 256, 4096, 16384)
+HIDDEN = (4096, 8192)
+EPS = 1e-6
+
+
+def load_triton():
+    path = os.path.join(ROOT, "fixtures", "reference", "triton", "fused_add_rmsnorm.py")
+    spec = importlib.util.spec_from_file_location("reference_triton", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def torch_eager(x, residual, weight):
+    import torch
+
+    z = x + residual
+    residual.copy_(z)
+    zf = z.float()
+    return (zf * torch.rsqrt(zf.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()).to(x.dtype)
+
+
+def median_ms(fn, flush, reps):
+    """Median GPU time of `fn` in ms. Before each run the L2 is flushed and the GPU is kept
+    busy (~100 us spin) so that the host-side launch path of every implementation (Python,
+    argument conversion, validation) is hidden: this measures the kernels, not the launchers.
+    Host overhead is measured separately by `host_us`."""
+    import torch
+
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for _ in range(5):  # warm-up (compilation, caches)
+        fn()
+    torch.cuda.synchronize()
+    for i in range(reps):
+        flush.zero_()
+        torch.cuda._sleep(200_000)
+        start[i].record()
+        fn()
+        end[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(start, end, strict=True))
+
+
+def host_us(fn, reps=200):
+    """Median host time of one call (enqueue only), in microseconds."""
+    import time
+
+    import torch
+
+    times = []
+    for _ in range(reps):
+        torch.cuda._sleep(1_000_000)  # keep the GPU busy so the call never blocks
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def measure_shape(rows, hidden, kernels, flush, reps):
+    import torch
+
+    x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
+    residual = torch.randn_like(x)
+    weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
+    out = torch.empty_like(x)
+    nbytes = 4 * rows * hidden * 2 + hidden * 2
+    impls = {
+        "cuda": lambda: kernels["cuda"](out, residual, x, weight, EPS, False),
+        "triton": lambda: kernels["triton"](x, residual, weight, EPS),
+        "torch_eager": lambda: torch_eager(x, residual, weight),
+        "torch_compile": lambda: kernels["compiled"](x, residual, weight),
+    }
+    row = {"rows": rows, "hidden": hidden}
+    for name, fn in impls.items():
+        ms = median_ms(fn, flush, reps)
+        row[name + "_us"] = ms * 1e3
+        row[name + "_gbs"] = nbytes / (ms * 1e-3) / 1e9
+        if rows == 1:
+            row[name + "_host_us"] = host_us(fn)
+    return row
+
+
+def copy_bandwidth(flush, reps):
+    import torch
+
+    n = 1 << 30  # 1 GiB each way
+    src = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = median_ms(lambda: dst.copy_(src), flush, reps)
+    return 2 * n / (ms * 1e-3) / 1e9
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = ap.parse_args()
+
+    import torch
+    import tvm_ffi
+    from reference_support import compile_reference
+
+    reps = 30 if args.quick else 200
+    major, minor = torch.cuda.get_device_capability()
+    build = os.path.join(args.out, "build")
+    compile_reference(major * 10 + minor, build, shared=True)
+    cuda = tvm_ffi.load_module(os.path.join(build, "fused_add_rmsnorm.so")).fused_add_rmsnorm_bf16
+    triton_ref = load_triton()
+    torch._dynamo.config.cache_size_limit = 64  # one graph per benchmarked shape
+    compiled = torch.compile(torch_eager)
+    flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+
+    copy_gbs = copy_bandwidth(flush, reps)
+    kernels = {"cuda": cuda, "triton": triton_ref.fused_add_rmsnorm, "compiled": compiled}
+    rows_out = []
+    for hidden in HIDDEN:
+        for rows in ROWS:
+            row = measure_shape(rows, hidden, kernels, flush, reps)
+            rows_out.append(row)
+            print(json.dumps(row), flush=True)
+
+    device = torch.cuda.get_device_name()
+    lines = [
+        f"device: {device}; torch {torch.__version__}; copy bandwidth {copy_gbs:.0f} GB/s",
+        "",
+        "| rows x hidden | CUDA | Triton | torch eager | torch.compile | CUDA % of copy | CUDA vs compile |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows_out:
+        cells = [
+            f"{r[k + '_gbs']:.0f} GB/s ({r[k + '_us']:.1f} us)"
+            for k in ("cuda", "triton", "torch_eager", "torch_compile")
+        ]
+        pct = 100 * r["cuda_gbs"] / copy_gbs
+        speedup = r["torch_compile_us"] / r["cuda_us"]
+        lines.append(
+            f"| {r['rows']} x {r['hidden']} | "
+            + " | ".join(cells)
+            + f" | {pct:.0f}% | {speedup:.2f}x |"
+        )
+    first = next(r for r in rows_out if r["rows"] == 1)
+    lines += [
+        "",
+        "Host time per call (enqueue only, 1 row, median): "
+        + ", ".join(
+            f"{k} {first[k + '_host_us']:.1f} us"
+            for k in ("cuda", "triton", "torch_eager", "torch_compile")
+        ),
+    ]
+    table = "\n".join(lines)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "reference_bench.md"), "w") as fh:
+        fh.write(table + "\n")
+    with open(os.path.join(args.out, "reference_bench.json"), "w") as fh:
+        json.dump({"device": device, "copy_gbs": copy_gbs, "rows": rows_out}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Sweep the reference CUDA kernel's instantiations on a GPU, to choose the launcher's policy.
+
+    python bench/reference_sweep.py [--out DIR]
+
+For bf16 rows x hidden shapes, times every (vectors per thread, prefetch) instantiation with the
+same method as bench/reference_kernels.py (CUDA events, median, L2 flushed before each run) and
+prints one line per shape: the time of each variant, the fastest marked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+sys.path.insert(0, HERE)
+
+VARIANTS = [(1, True), (1, False), (2, True), (2, False), (4, True), (4, False)]
+SHAPES = [(r, h) for h in (4096, 8192) for r in (1, 16, 256, 4096, 16384)]
+
+SWEEP = """\
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/dtype.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/ffi/function.h>
+#include "fused_add_rmsnorm.cuh"
+namespace sglang {
+// An experiment, not the reference: the v1 kernel with streaming cache hints on x/residual.
+__global__ void hinted_kernel(bf16_t* __restrict__ out, bf16_t* __restrict__ residual,
+                              const bf16_t* __restrict__ x, const bf16_t* __restrict__ weight,
+                              int64_t hidden, float eps) {
+  __shared__ float smem[32];
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * hidden;
+  const int64_t i = threadIdx.x;
+  const int64_t n = hidden / 8;
+  float sq = 0.0f;
+  int4 xr, rr, wr, orr;
+  if (i < n) {
+    xr = __ldcs(reinterpret_cast<const int4*>(x + row) + i);
+    rr = __ldcs(reinterpret_cast<const int4*>(residual + row) + i);
+    wr = __ldg(reinterpret_cast<const int4*>(weight) + i);
+    auto* xv = reinterpret_cast<bf16_t*>(&xr);
+    auto* rv = reinterpret_cast<bf16_t*>(&rr);
+    for (int j = 0; j < 8; ++j) {
+      rv[j] = __float2bfloat16_rn(__bfloat162float(xv[j]) + __bfloat162float(rv[j]));
+      const float f = __bfloat162float(rv[j]);
+      sq += f * f;
+    }
+    __stcs(reinterpret_cast<int4*>(residual + row) + i, rr);
+  }
+  const float inv = rsqrtf(fused_add_rmsnorm::block_sum(sq, smem) / hidden + eps);
+  if (i < n) {
+    auto* rv = reinterpret_cast<bf16_t*>(&rr);
+    auto* wv = reinterpret_cast<bf16_t*>(&wr);
+    auto* ov = reinterpret_cast<bf16_t*>(&orr);
+    for (int j = 0; j < 8; ++j) ov[j] = __float2bfloat16_rn(__bfloat162float(rv[j]) * inv * __bfloat162float(wv[j]));
+    __stcs(reinterpret_cast<int4*>(out + row) + i, orr);
+  }
+}
+void hinted(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::TensorView x,
+            tvm::ffi::TensorView weight, double eps) {
+  const int64_t h = x.size(1);
+  const auto threads = static_cast<uint32_t>((h / 8 + 31) / 32 * 32);
+  host::LaunchKernel(static_cast<uint32_t>(x.size(0)), threads, x.device())(
+      hinted_kernel, static_cast<bf16_t*>(out.data_ptr()), static_cast<bf16_t*>(residual.data_ptr()),
+      static_cast<const bf16_t*>(x.data_ptr()), static_cast<const bf16_t*>(weight.data_ptr()), h,
+      static_cast<float>(eps));
+}
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(sweep_hinted, hinted);
+
+template <int64_t kVecsPerThread, bool kPrefetch>
+void sweep(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::TensorView x,
+           tvm::ffi::TensorView weight, double eps) {
+  FusedAddRMSNormKernel<bf16_t>::launch<8, kVecsPerThread, kPrefetch>(
+      out, residual, x, weight, x.size(0), x.size(1), static_cast<float>(eps), false, x.device());
+}
+%s
+}  // namespace sglang
+"""
+
+
+def _bind(fn, out, residual, x, weight):
+    return lambda: fn(out, residual, x, weight, 1e-6)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args()
+    import torch
+    import tvm_ffi
+    from reference_kernels import median_ms
+    from reference_support import compile_reference
+
+    exports = "\n".join(
+        f"TVM_FFI_DLL_EXPORT_TYPED_FUNC(sweep_{v}_{int(p)}, (sweep<{v}, {str(p).lower()}>));"
+        for v, p in VARIANTS
+    )
+    major, minor = torch.cuda.get_device_capability()
+    build = os.path.join(args.out, "sweep_build")
+    compile_reference(major * 10 + minor, build, True, SWEEP % exports, "sweep")
+    module = tvm_ffi.load_module(os.path.join(build, "sweep.so"))
+    flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+    results = []
+    for rows, hidden in SHAPES:
+        x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
+        residual = torch.randn_like(x)
+        weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
+        out = torch.empty_like(x)
+        row = {"rows": rows, "hidden": hidden}
+        for v, p in VARIANTS:
+            threads = -(-hidden // 8 // v)
+            if threads > 1024:
+                continue
+            fn = getattr(module, f"sweep_{v}_{int(p)}")
+            call = _bind(fn, out, residual, x, weight)
+            row[f"v{v}{'p' if p else ''}"] = round(1e3 * median_ms(call, flush, 50), 1)
+        if hidden // 8 <= 1024:
+            for name in ("hinted",):
+                fn = getattr(module, f"sweep_{name}")
+                row[name] = round(
+                    1e3 * median_ms(_bind(fn, out, residual, x, weight), flush, 50), 1
+                )
+        best = min((k for k in row if k.startswith("v")), key=lambda k: row[k])
+        print(json.dumps(row), "best:", best, flush=True)
+        results.append(row)
+    with open(os.path.join(args.out, "sweep.json"), "w") as fh:
+        json.dump(results, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

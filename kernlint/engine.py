@@ -238,7 +238,12 @@ def _dispatch(ctx: Context, visitors: list[Rule]) -> None:
         from .cpp.parser import nodes_of_types
 
         facts = ctx.facts
-        for node in nodes_of_types(ctx.tree.root_node, tuple(sorted(table))):
+        types = tuple(sorted(table))
+        if set(types) <= set(facts.INDEXED_TYPES):
+            found = facts.nodes(*types)  # shares the file's one query with the rules
+        else:
+            found = nodes_of_types(ctx.tree.root_node, types)
+        for node in found:
             if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
                 continue  # never fire on text the parser could not understand
             for rule in table[node.type]:

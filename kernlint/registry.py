@@ -67,6 +67,8 @@ def _load_module(modname: str) -> Rule:
     rule = getattr(module, "RULE", None)
     if not isinstance(rule, Rule):
         raise RuntimeError(f"rule module {modname} does not define RULE")
+    if hasattr(module, "visit") and not rule.node_types:
+        raise RuntimeError(f"rule module {modname} defines visit() but RULE has no node_types")
     return dataclasses.replace(
         rule,
         doc=(module.__doc__ or "").strip(),

@@ -113,6 +113,42 @@ class CppFacts:
         self.normalized = normalized
         self.data = data
 
+    # Node types the rules ask for, found by one tree-sitter query per file.
+    INDEXED_TYPES = (
+        "function_definition",
+        "call_expression",
+        "gnu_asm_expression",
+        "kernel_call_syntax",
+        "if_statement",
+    )
+
+    @cached_property
+    def _index(self) -> dict[str, list]:
+        from .parser import nodes_of_types
+
+        out: dict[str, list] = {t: [] for t in self.INDEXED_TYPES}
+        for node in nodes_of_types(self.root, self.INDEXED_TYPES):
+            out[node.type].append(node)
+        return out
+
+    def nodes(self, *types: str, within=None) -> list:
+        """Nodes of indexed types in document order, optionally inside the node `within`."""
+        if len(types) == 1:
+            found = self._index[types[0]]
+        else:
+            found = sorted(
+                (n for t in types for n in self._index[t]),
+                key=lambda n: (n.start_byte, -n.end_byte),
+            )
+        if within is None:
+            return found
+        import bisect
+
+        starts = [n.start_byte for n in found]
+        lo = bisect.bisect_left(starts, within.start_byte)
+        hi = bisect.bisect_right(starts, within.end_byte)
+        return [n for n in found[lo:hi] if n.end_byte <= within.end_byte]
+
     @cached_property
     def error_ranges(self) -> list[tuple[int, int]]:
         from .parser import error_nodes
@@ -168,10 +204,8 @@ class CppFacts:
         Qualifiers come from the tree (`__global__`, `__device__`, `__host__`) and from attribute
         macros that normalization blanked in the function's head (e.g. `Q_KERNEL`).
         """
-        from .parser import nodes_of_types
-
         out = []
-        for node in nodes_of_types(self.root, ("function_definition",)):
+        for node in self.nodes("function_definition"):
             if node.has_error or self.inside_error(node.start_byte, node.end_byte):
                 continue
             quals = {
@@ -195,11 +229,9 @@ class CppFacts:
     @cached_property
     def launch_sites(self) -> list:
         """`kernel<<<...>>>(...)` call expressions outside ERROR regions."""
-        from .parser import nodes_of_types
-
         return [
             n.parent
-            for n in nodes_of_types(self.root, ("kernel_call_syntax",))
+            for n in self.nodes("kernel_call_syntax")
             if n.parent is not None
             and n.parent.type == "call_expression"
             and not self.inside_error(n.start_byte, n.end_byte)

@@ -147,10 +147,8 @@ def _is_wrapper_target(func, targets) -> bool:
 
 
 def _called_names(ctx) -> set[str]:
-    from kernlint.cpp.parser import nodes_of_types
-
     out = set()
-    for call in nodes_of_types(ctx.tree.root_node, ("call_expression",)):
+    for call in ctx.facts.nodes("call_expression"):
         fn = call.child_by_field_name("function")
         while fn is not None and fn.type in ("qualified_identifier", "template_function"):
             fn = fn.child_by_field_name("name")

@@ -81,7 +81,6 @@ def _in_abstractions(path: str) -> bool:
 def check(ctx) -> None:
     if _in_abstractions(ctx.source.abspath or ctx.source.path):
         return
-    from kernlint.cpp.parser import nodes_of_types
 
     for func in ctx.facts.functions:
         if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
@@ -96,7 +95,7 @@ def check(ctx) -> None:
         body = func.node.child_by_field_name("body")
         if body is None:
             continue
-        for node in nodes_of_types(body, ("call_expression", "if_statement")):
+        for node in ctx.facts.nodes("call_expression", "if_statement", within=body):
             condition = _checked_condition(node)
             if condition is None:
                 continue

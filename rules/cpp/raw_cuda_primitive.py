@@ -175,11 +175,10 @@ def check(ctx) -> None:
     data = ctx.data
     if b"__forceinline__" in data:
         _forceinline(ctx)
-    from kernlint.cpp.parser import nodes_of_types
 
     facts = ctx.facts
     kinds = {f.node.id: f for f in facts.functions}
-    nodes = nodes_of_types(ctx.tree.root_node, ("call_expression", "gnu_asm_expression"))
+    nodes = facts.nodes("call_expression", "gnu_asm_expression")
     launches: dict[int, int] = {}  # function node id -> first launch offset
     for node in nodes:
         if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
@@ -238,9 +237,11 @@ def check(ctx) -> None:
 
 def _forceinline(ctx) -> None:
     data = ctx.data
+    from kernlint.cpp.lexer import span_at
+
     spans = ctx.literal_spans
     for m in _FORCEINLINE.finditer(data):
-        if any(s.start <= m.start() < s.end for s in spans):
+        if span_at(spans, m.start()) is not None:
             continue
         host = m.group("host") is not None or _HOST_BEFORE.search(
             data, max(0, m.start() - 40), m.start()

@@ -49,6 +49,8 @@ RULE = Rule(
     language="python",
     summary="`register_*_ci(...)` with non-literal arguments or not at module level",
     triggers=(b"_ci",),
+    # A call to `register_<backend>_ci`, or an import of one under another name.
+    prefilter=re.compile(rb"\bregister_\w+_ci\b"),
 )
 _CI_LINE = re.compile(rb"\bregister_\w+_ci\b")
 
@@ -66,7 +68,7 @@ def check(ctx) -> None:
             rb"\b(register_\w+_ci|" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b"
         )
     for node in facts.nodes_on_lines(pattern, (ast.Call,)):
-        visit(node, ctx)
+        _check_call(node, ctx)
 
 
 _REGISTER = re.compile(r"^register_\w+_ci$")
@@ -91,7 +93,7 @@ def _register_name(call, facts) -> str | None:
     return name if _REGISTER.match(name) else None
 
 
-def visit(node, ctx) -> None:
+def _check_call(node, ctx) -> None:
     facts = ctx.facts
     name = _register_name(node, facts)
     if name is None:

@@ -295,9 +295,9 @@ def _is_plain_name(pattern: str) -> bool:
 
 
 def _spec(patterns: list[str]):
-    import pathspec
+    from .globmatch import matcher
 
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
+    return matcher(tuple(patterns))
 
 
 class ConfigResolver:

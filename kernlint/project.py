@@ -128,16 +128,35 @@ def targets_in_snippets(data: bytes) -> set[str]:
     return out
 
 
-def collect(paths) -> set[str]:
+_CACHE_KEY = "project:cuda-wrappers"
+
+
+def collect(paths, cache=None) -> set[str]:
+    """Wrapper targets of all the Python files; with a cache, files whose size and mtime are
+    unchanged since the last run are not read again."""
+    import os
+
     out: set[str] = set()
     for path in paths:
+        st = None
+        if cache is not None:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            found = cache.lookup_stat(path, _CACHE_KEY, st)
+            if found is not None:
+                out |= found
+                continue
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
         except OSError:
             continue
-        if b"cuda_wrappers" in data:
-            out |= targets_in_snippets(data)
+        targets = targets_in_snippets(data) if b"cuda_wrappers" in data else set()
+        out |= targets
+        if cache is not None and st is not None:
+            cache.store(path, _CACHE_KEY, st, "", frozenset(targets))
     return out
 
 

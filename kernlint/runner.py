@@ -54,7 +54,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     """Lint candidates (cached results reused); results come back in candidate order."""
     from .cache import settings_key
 
-    _collect_project_facts(candidates, resolver)
+    _collect_project_facts(candidates, resolver, cache)
     results = [None] * len(candidates)
     keys = [None] * len(candidates)
     stats = [None] * len(candidates)
@@ -101,7 +101,7 @@ FFI_RULE = "ffi-non-fixed-width-int"
 AITER_RULE = "ungated-aiter-import"
 
 
-def _collect_project_facts(candidates, resolver) -> None:
+def _collect_project_facts(candidates, resolver, cache=None) -> None:
     """Cross-file facts (FFI wrapper targets named in Python), gathered once per run."""
     from .project import collect, collect_aiter_import_time, set_aiter_findings, set_wrapper_targets
 
@@ -110,7 +110,7 @@ def _collect_project_facts(candidates, resolver) -> None:
     if first_cpp is not None:
         settings = resolver.for_file(first_cpp.abspath)
         if any(r.name == FFI_RULE for r in settings.rules_for(first_cpp.abspath)):
-            targets = collect(c.abspath for c in candidates if c.language == "python")
+            targets = collect((c.abspath for c in candidates if c.language == "python"), cache)
     set_wrapper_targets(targets)
     aiter: dict = {}
     python = [c for c in candidates if c.language == "python"]

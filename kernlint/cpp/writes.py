@@ -172,11 +172,19 @@ class Analyzer:
 
     def _identifiers(self, name: str) -> list:
         if self._by_name is None:
-            from .parser import nodes_of_types
-
+            # A walk of the body (small): cheaper than compiling one more tree-sitter query.
             self._by_name = {}
-            for node in nodes_of_types(self.body, ("identifier", "type_identifier")):
-                self._by_name.setdefault(node.text, []).append(node)
+            cursor = self.body.walk()
+            wanted = ("identifier", "type_identifier")
+            while True:
+                node = cursor.node
+                if node.type in wanted:
+                    self._by_name.setdefault(node.text, []).append(node)
+                if cursor.goto_first_child():
+                    continue
+                while not cursor.goto_next_sibling():
+                    if not cursor.goto_parent():
+                        return self._by_name.get(name.encode(), [])
         return self._by_name.get(name.encode(), [])
 
     # -- entry point ------------------------------------------------------------------------

@@ -1,0 +1,70 @@
+"""kernlint's own gitignore-style matcher agrees with pathspec's GitIgnoreSpec."""
+
+from __future__ import annotations
+
+import itertools
+
+import pathspec
+
+from kernlint.globmatch import GitIgnoreMatcher
+
+PATTERNS = [
+    "**/kernels/jit/csrc/**",
+    "**/kernels/jit/include/**",
+    "!**/vendor/**",
+    "!**/3rdparty/**",
+    "**",
+    "!**/not_jit/**",
+    "build/",
+    "*.cuh",
+    "csrc/*.cu",
+    "/top.py",
+    "a/**/b",
+    "doc?.md",
+    "[ab]x.h",
+    "dir",
+    "x/y/",
+    "**/z",
+    "# a comment",
+    "",
+]
+PATHS = [
+    "kernels/jit/csrc/a.cuh",
+    "x/kernels/jit/csrc/vendor/b.cuh",
+    "kernels/jit/include/sgl_kernel/utils.cuh",
+    "a.cuh",
+    "build/x.o",
+    "src/build/y",
+    "csrc/m.cu",
+    "q/csrc/m.cu",
+    "top.py",
+    "sub/top.py",
+    "a/b",
+    "a/c/d/b",
+    "a/b/c",
+    "doc1.md",
+    "docs.md",
+    "ax.h",
+    "cx.h",
+    "dir/f",
+    "p/dir",
+    "x/y/f",
+    "x/y",
+    "q/z",
+    "z",
+    "not_jit/a.cuh",
+    "t/not_jit/b.cu",
+    "kernels/jit/csrc/3rdparty/k.cu",
+]
+
+
+def test_same_answers_as_pathspec():
+    compared = 0
+    for size in (1, 2, 3):
+        for combo in itertools.combinations(PATTERNS, size):
+            theirs = pathspec.GitIgnoreSpec.from_lines(combo)
+            ours = GitIgnoreMatcher(combo)
+            for path in PATHS:
+                assert ours.match_file(path) == theirs.match_file(path), (combo, path)
+                compared += 1
+    assert compared > 20000

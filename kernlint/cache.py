@@ -23,6 +23,8 @@ FORMAT = 1
 def settings_key(settings, rules, is_jit: bool, project: str = "") -> str:
     h = hashlib.sha256()
     policy = getattr(settings, "aiter_import_policy", "")
+    if getattr(settings, "semantic", False):
+        policy += "|semantic|" + ",".join(getattr(settings, "include_paths", []))
     h.update(f"{__version__}|{FORMAT}|{int(is_jit)}|{project}|{policy}|".encode())
     h.update(",".join(r.code for r in rules).encode())
     return h.hexdigest()[:24]

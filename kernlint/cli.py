@@ -39,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--extend-select", action="append", help="rules to enable on top of select")
     c.add_argument("--ignore", action="append", help="rules to disable")
     c.add_argument("--preview", action="store_true", default=None, help="enable preview rules")
+    c.add_argument(
+        "--semantic",
+        action="store_true",
+        default=None,
+        help="also parse C++/CUDA with libclang (types through headers; needs kernlint[semantic])",
+    )
     c.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     c.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE")
     c.add_argument("--fix", action="store_true", help="apply safe fixes")
@@ -158,6 +164,7 @@ def cmd_check(args) -> int:
         extend_select=_split(args.extend_select),
         ignore=_split(args.ignore),
         preview=args.preview,
+        semantic=args.semantic,
         exclude=_split(args.exclude) if args.exclude else None,
         extend_exclude=_split(args.extend_exclude),
     )

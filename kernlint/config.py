@@ -69,6 +69,8 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "preview": bool,
     "respect-gitignore": bool,
     "aiter-import-policy": str,
+    "semantic": bool,
+    "include-paths": list,
 }
 AITER_IMPORT_POLICIES = ("lexical", "import-time")
 
@@ -177,6 +179,7 @@ class Overrides:
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     preview: bool | None = None
+    semantic: bool | None = None
     exclude: list[str] | None = None
     extend_exclude: list[str] = field(default_factory=list)
 
@@ -193,6 +196,14 @@ class Settings:
         )
         self.respect_gitignore = v.get("respect-gitignore", True)
         self.aiter_import_policy = v.get("aiter-import-policy", "lexical")
+        self.semantic = (
+            overrides.semantic if overrides.semantic is not None else v.get("semantic", False)
+        )
+        inc_root = raw.key_roots.get("include-paths", raw.root)
+        self.include_paths = [
+            p if os.path.isabs(p) else os.path.normpath(os.path.join(inc_root, p))
+            for p in v.get("include-paths", [])
+        ]
         where = raw.path or "command line"
         select = overrides.select if overrides.select is not None else v.get("select", ["ALL"])
         extend = list(v.get("extend-select", [])) + overrides.extend_select

@@ -28,6 +28,7 @@ class FileResult:
     source: SourceFile | None = None
     abspath: str = ""
     language: str = ""
+    notes: list[str] = field(default_factory=list)  # aggregated once per run (semantic pass)
 
 
 class Context:
@@ -41,6 +42,7 @@ class Context:
         self.rule: Rule | None = None
         self.diagnostics: list[Diagnostic] = []
         self.parse_error: str | None = None
+        self.notes: list[str] = []
 
     # -- C++/CUDA ---------------------------------------------------------------------------
     @cached_property
@@ -81,6 +83,30 @@ class Context:
         from .python.facts import PyFacts
 
         return PyFacts(self.tree, self.source)
+
+    @cached_property
+    def semantic(self):
+        """libclang's view of this C++/CUDA file in semantic mode, or None (off, unavailable,
+        or the parse failed: a note says so and the tree-sitter results stand)."""
+        if self.source.language != "cpp" or not getattr(self.settings, "semantic", False):
+            return None
+        from .semantic import SemanticFile, SemanticUnavailable
+
+        try:
+            sem = SemanticFile(
+                self.source.abspath or self.source.path,
+                self.data,
+                getattr(self.settings, "include_paths", ()),
+            )
+        except SemanticUnavailable as exc:
+            self.notes.append(f"unavailable: {exc}")
+            return None
+        except Exception as exc:  # libclang crashed on this file: degrade, never a traceback
+            self.notes.append(f"{self.source.path}: libclang failed: {exc}")
+            return None
+        if sem.problems:
+            self.notes.append(f"{self.source.path}: {sem.problems[0]}")
+        return sem if sem.tu is not None else None
 
     @cached_property
     def literal_spans(self):
@@ -226,6 +252,7 @@ def lint_source(source: SourceFile, settings, is_jit: bool, registry) -> FileRes
         diagnostics = _suppress(ctx, diagnostics, registry, enabled_codes, is_jit)
     diagnostics.sort(key=Diagnostic.sort_key)
     result.diagnostics = diagnostics
+    result.notes = list(ctx.notes)
     return result
 
 

@@ -138,6 +138,23 @@ def _project_key(cand, rules) -> str:
     return fingerprint()
 
 
+def _semantic_note(results) -> None:
+    """One note per run (not per file) about what the semantic pass could not resolve."""
+    noted = [r for r in results if r.notes]
+    if not noted:
+        return
+    unavailable = next((n for r in noted for n in r.notes if n.startswith("unavailable: ")), None)
+    if unavailable:
+        _warn(f"semantic mode off: {unavailable[len('unavailable: ') :]}")
+        return
+    cpp = sum(1 for r in results if r.language == "cpp")
+    examples = "; ".join(r.notes[0] for r in noted[:3])
+    _warn(
+        f"semantic: libclang could not fully resolve {len(noted)} of {cpp} C++/CUDA files "
+        f"(e.g. {examples}); the tree-sitter findings stand for them"
+    )
+
+
 def _can_fork() -> bool:
     import multiprocessing
 
@@ -145,7 +162,7 @@ def _can_fork() -> bool:
 
 
 def _to_payload(res):
-    return (res.diagnostics, res.warnings)
+    return (res.diagnostics, res.warnings, res.notes)
 
 
 def _from_payload(cand, payload):
@@ -153,9 +170,11 @@ def _from_payload(cand, payload):
 
     from .engine import FileResult
 
-    diagnostics, warnings = payload
+    diagnostics, warnings, notes = payload if len(payload) == 3 else (*payload, [])
     diags = [dataclasses.replace(d, path=cand.display) for d in diagnostics]
-    return FileResult(cand.display, diags, list(warnings), None, cand.abspath, cand.language)
+    return FileResult(
+        cand.display, diags, list(warnings), None, cand.abspath, cand.language, list(notes)
+    )
 
 
 def lint_paths(
@@ -206,6 +225,7 @@ def run_check(args, registry, resolver) -> int:
     sources = {}
     fixed_count = 0
     diffs = []
+    _semantic_note(results)
     for res in results:
         for w in res.warnings:
             _warn(w)

@@ -163,9 +163,14 @@ def _arg_index(arglist, node) -> int:
 class Analyzer:
     """Classifies uses of pointer parameters in one function body."""
 
-    def __init__(self, body, local_functions: dict[str, list], depth: int = 0) -> None:
+    def __init__(
+        self, body, local_functions: dict[str, list], depth: int = 0, callee_const=None
+    ) -> None:
         self.body = body
         self.depth = depth
+        # Semantic mode: callee_const(call_start_byte, arg_index) -> True (param is `const T*`),
+        # False (`T*`) or None, from the callee's declaration in any included header.
+        self.callee_const = callee_const
         self.local_functions = local_functions  # name -> [function_definition nodes]
         self._seen_aliases: set[str] = set()
         self._by_name: dict[bytes, list] | None = None
@@ -291,7 +296,12 @@ class Analyzer:
         if name in POINTER_READERS:
             return READ
         index = _arg_index(arglist, node)
-        return self._local_callee(name, index, element=False)
+        verdict = self._local_callee(name, index, element=False)
+        if verdict == UNSURE and self.callee_const is not None and name not in self.local_functions:
+            const = self.callee_const(call.start_byte, index)
+            if const is not None:
+                return READ if const else WRITE
+        return verdict
 
     def _local_callee(self, name: str, index: int, element: bool) -> str:
         defs = self.local_functions.get(name)
@@ -320,7 +330,7 @@ class Analyzer:
                     # `const T*` is a promise the callee can break (inline asm stores, casts):
                     # read its body too.
                     body = func.child_by_field_name("body")
-                    sub = Analyzer(body, self.local_functions, self.depth + 1)
+                    sub = Analyzer(body, self.local_functions, self.depth + 1, self.callee_const)
                     verdicts.add(sub.param_access(param.name))
             else:
                 verdicts.add(UNSURE)

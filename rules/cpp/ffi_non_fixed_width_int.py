@@ -21,9 +21,12 @@ and signedness on the LP64 platforms CUDA runs on (`int` -> `int32_t`, `long` ->
 and floating types are fine.
 
 Out of scope: kernels, device functions and host helpers without a `TensorView` parameter
-(local helpers may use whatever types they like), pointer and reference parameters, and
-integer types hidden behind a typedef or alias (`using index_t = int;`): the syntactic pass
-cannot see through them; `--semantic` can.
+(local helpers may use whatever types they like), and pointer and reference parameters.
+Integer types hidden behind a typedef or alias (`using index_t = int;`, in the file or in a
+header) are invisible to the syntactic pass; with `--semantic`, libclang resolves them to
+their canonical type (`index_t` -> `int` is reported; `using wide_t = int64_t` is not, since
+the chain passes through a fixed-width name). Those findings carry no automatic fix: the alias
+may be used elsewhere.
 
 ## Why is this bad?
 Values crossing the TVM FFI boundary are converted from Python integers. The width of `long`
@@ -157,6 +160,23 @@ def _called_names(ctx) -> set[str]:
     return out
 
 
+def _semantic_param(ctx, func, param) -> None:
+    """Semantic mode: a type spelled through an alias or typedef (`index_t`), resolved by
+    libclang through the file and its headers to a platform-width integer."""
+    sem = ctx.semantic
+    if sem is None or param.name_node is None:
+        return
+    found = sem.param_integer(param.name_node.start_byte)
+    if found is None:
+        return
+    spelled, replacement = found
+    ctx.report_node(
+        param.node,
+        f"FFI function `{func.name}` takes `{param.name}` as `{spelled}`, an alias of a "
+        f"platform-width integer: use a fixed-width type (`{replacement}`)",
+    )
+
+
 def check(ctx) -> None:
     from kernlint.project import wrapper_targets
 
@@ -188,6 +208,7 @@ def check(ctx) -> None:
                 continue
             replacement = REPLACEMENTS.get(_spelled(param.type_node))
             if replacement is None:
+                _semantic_param(ctx, func, param)
                 continue
             name = f"`{param.name}`" if param.name else f"#{param.index + 1}"
             spelled = " ".join(ctx.text(param.type_node).split())

@@ -22,7 +22,9 @@ When unsure, the rule stays silent: an unknown callee (a function from another h
 an alias stored into another variable, a reference bound to an element, a method call on an
 element, a `return` of the pointer, a name shadowed in the body, or a body with parse errors
 all count as "maybe written". Pointers to pointers and void pointers used only through unknown
-callees are therefore rarely reported. `--semantic` (libclang) can see callees in headers.
+callees are therefore rarely reported. With `--semantic`, libclang resolves callees declared in
+any included header: passing `p` to a parameter declared `const T*` is a read, to `T*` a write
+(a callee that is a template of the pointee type stays unknown).
 
 ## Why is this bad?
 A `const T*` input documents the kernel's contract at the call site, lets the compiler use the
@@ -79,8 +81,12 @@ def check(ctx) -> None:
     # is judged by all its definitions: a parameter is read-only only if it is in every one.
     verdicts: dict[tuple[str, str], set[str]] = {}
     candidates = []
+    sem = ctx.semantic if facts.kernels else None
+    callee_const = sem.callee_param_const if sem is not None else None
     for kernel in facts.kernels:
-        analyzer = Analyzer(kernel.node.child_by_field_name("body"), facts.functions_by_name)
+        analyzer = Analyzer(
+            kernel.node.child_by_field_name("body"), facts.functions_by_name, 0, callee_const
+        )
         for param in parameters(kernel.node):
             key = (kernel.name, param.name)
             if not _candidate(param):

@@ -1,0 +1,315 @@
+"""Semantic mode: C++/CUDA files parsed a second time with libclang, for what needs types.
+
+`kernlint check --semantic` (or `semantic = true`) parses each C++/CUDA file with libclang (the
+`libclang` wheel, `pip install 'kernlint[semantic]'`) as C++ with a CUDA prelude, without a
+compile database:
+
+* include paths are found automatically: the file's directory, an SGLang JIT `include/` (a
+  directory holding `sgl_kernel/` found above the file, or the installed `sglang` package's),
+  `tvm_ffi`'s headers if installed, CUDA headers (`CUDA_HOME`, `/usr/local/cuda`, pip's
+  `nvidia-cuda-*`), and `include-paths` from the config;
+* the compiler's builtin headers (`stddef.h`, `stdarg.h`, `limits.h`, ...), which the wheel does
+  not ship, come from a clang installation when one is found and otherwise from minimal
+  stand-ins shipped with kernlint (`kernlint/semantic/include/`);
+* CUDA keywords come from a small prelude (`prelude.h`): `__global__`, `__device__`, ...
+  defined away, the builtin variables (`threadIdx`, ...), the device intrinsics and atomics
+  declared. Parsing as C++ rather than CUDA avoids needing clang's CUDA wrapper headers and
+  host/device overload checks, which a linter has no use for.
+
+What the rules get from it (`SemanticFile`): canonical integer types of parameters through
+aliases and typedefs (`ffi-non-fixed-width-int`), and the declared parameter types of callees
+visible in any included header (`read-only-pointer-not-const`). Parse errors and missing headers
+degrade gracefully: whatever libclang resolved is used, the tree-sitter results stand, and the
+runner prints one note per run about what could not be resolved.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHIPPED_INCLUDE = os.path.join(HERE, "include")
+PRELUDE = os.path.join(HERE, "prelude.h")
+
+FIXED_WIDTH = frozenset(
+    {
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "std::int8_t",
+        "std::int16_t",
+        "std::int32_t",
+        "std::int64_t",
+        "std::uint8_t",
+        "std::uint16_t",
+        "std::uint32_t",
+        "std::uint64_t",
+    }
+)
+
+
+class SemanticUnavailable(RuntimeError):
+    pass
+
+
+@lru_cache(maxsize=1)
+def cindex():
+    try:
+        import clang.cindex as ci
+    except ImportError as exc:
+        raise SemanticUnavailable(
+            "semantic mode needs libclang: pip install 'kernlint[semantic]'"
+        ) from exc
+    try:
+        ci.Index.create()
+    except Exception as exc:  # libclang.so missing or unloadable
+        raise SemanticUnavailable(f"cannot load libclang: {exc}") from exc
+    return ci
+
+
+@lru_cache(maxsize=1)
+def builtin_include() -> str:
+    """A directory with the compiler's builtin headers: a real clang's, else kernlint's own."""
+    clang = shutil.which("clang")
+    if clang:
+        try:
+            out = subprocess.run(
+                [clang, "-print-resource-dir"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            if out and os.path.exists(os.path.join(out, "include", "stddef.h")):
+                return os.path.join(out, "include")
+        except (OSError, subprocess.SubprocessError):
+            pass
+    for cand in sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/include"), reverse=True):
+        if os.path.exists(os.path.join(cand, "stddef.h")):
+            return cand
+    return SHIPPED_INCLUDE
+
+
+@lru_cache(maxsize=1)
+def _package_includes() -> tuple[str, ...]:
+    out = []
+    spec = importlib.util.find_spec("sglang")
+    if spec is not None and spec.submodule_search_locations:
+        for base in spec.submodule_search_locations:
+            cand = os.path.join(base, "kernels", "jit", "include")
+            if os.path.isdir(cand):
+                out.append(cand)
+    spec = importlib.util.find_spec("tvm_ffi")
+    if spec is not None and spec.submodule_search_locations:
+        for base in spec.submodule_search_locations:
+            cand = os.path.join(base, "include")
+            if os.path.isdir(cand):
+                out.append(cand)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def cuda_root() -> str | None:
+    for env in ("CUDA_HOME", "CUDA_PATH"):
+        root = os.environ.get(env)
+        if root and os.path.exists(os.path.join(root, "include", "cuda_runtime.h")):
+            return root
+    if os.path.exists("/usr/local/cuda/include/cuda_runtime.h"):
+        return "/usr/local/cuda"
+    spec = importlib.util.find_spec("nvidia")
+    if spec is not None and spec.submodule_search_locations:
+        for base in spec.submodule_search_locations:
+            for sub in ("cu13", "cu12", "cuda_runtime"):
+                root = os.path.join(base, sub)
+                if os.path.exists(os.path.join(root, "include", "cuda_runtime.h")):
+                    return root
+    return None
+
+
+@lru_cache(maxsize=256)
+def _tree_includes(directory: str) -> tuple[str, ...]:
+    """SGLang-style include roots above a directory: dirs that hold `sgl_kernel/`."""
+    out = []
+    d = directory
+    for _ in range(12):
+        for cand in (d, os.path.join(d, "include")):
+            if os.path.isdir(os.path.join(cand, "sgl_kernel")) and cand not in out:
+                out.append(cand)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return tuple(out)
+
+
+def include_paths(path: str, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    directory = os.path.dirname(os.path.abspath(path))
+    out = [directory, *_tree_includes(directory), *extra, *_package_includes()]
+    root = cuda_root()
+    if root:
+        out.append(os.path.join(root, "include"))
+        cccl = os.path.join(root, "include", "cccl")
+        if os.path.isdir(cccl):
+            out.append(cccl)
+    seen = []
+    for p in out:
+        if p and p not in seen:
+            seen.append(p)
+    return seen
+
+
+def compile_args(path: str, extra_includes=()) -> list[str]:
+    args = [
+        "-x",
+        "c++",
+        "-std=c++20",
+        "-DSGL_CUDA_ARCH=900",
+        "-Wno-everything",
+        "-isystem",
+        builtin_include(),
+        "-include",
+        PRELUDE,
+    ]
+    for inc in include_paths(path, extra_includes):
+        args += ["-I", inc]
+    return args
+
+
+class SemanticFile:
+    """libclang's view of one file: what the rules ask, keyed by byte offsets of the file."""
+
+    def __init__(self, path: str, data: bytes, extra_includes=()) -> None:
+        ci = cindex()
+        self.path = os.path.abspath(path)
+        self.problems: list[str] = []
+        index = ci.Index.create()
+        try:
+            self.tu = index.parse(
+                self.path,
+                args=compile_args(self.path, extra_includes),
+                unsaved_files=[(self.path, data.decode("utf-8", "surrogateescape"))],
+                options=ci.TranslationUnit.PARSE_INCOMPLETE,
+            )
+        except ci.TranslationUnitLoadError as exc:
+            self.tu = None
+            self.problems.append(f"libclang could not parse the file ({exc})")
+            return
+        for diag in self.tu.diagnostics:
+            if diag.severity >= ci.Diagnostic.Error:
+                self.problems.append(diag.spelling)
+        self._params = None
+        self._calls = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.tu is not None and not self.problems
+
+    def _walk(self):
+        ci = cindex()
+        if self.tu is None:
+            return
+        stack = [self.tu.cursor]
+        while stack:
+            cur = stack.pop()
+            for child in cur.get_children():
+                loc = child.location
+                if loc.file is not None and os.path.abspath(loc.file.name) != self.path:
+                    continue  # declarations from headers: not walked
+                yield child
+                if child.kind != ci.CursorKind.MACRO_DEFINITION:
+                    stack.append(child)
+
+    def _index(self) -> None:
+        ci = cindex()
+        self._params = {}
+        self._calls = {}
+        for cur in self._walk():
+            if cur.kind == ci.CursorKind.PARM_DECL and cur.location.file is not None:
+                self._params[cur.location.offset] = cur
+            elif cur.kind == ci.CursorKind.CALL_EXPR:
+                self._calls.setdefault(cur.extent.start.offset, cur)
+
+    # -- canonical integer types ------------------------------------------------------------
+    def param_integer(self, name_offset: int) -> tuple[str, str] | None:
+        """For the parameter whose name starts at `name_offset`: (spelled type, platform-width
+        builtin it aliases) when the type is a typedef/alias chain that reaches a platform-width
+        integer without passing through a fixed-width name; None otherwise."""
+        if self._params is None:
+            self._index()
+        cur = self._params.get(name_offset)
+        if cur is None:
+            return None
+        return classify_integer(cur.type)
+
+    # -- callee parameter constness --------------------------------------------------------
+    def callee_param_const(self, call_offset: int, index: int) -> bool | None:
+        """For the call starting at `call_offset`: is the callee's parameter `index` a pointer to
+        const (True), a pointer to non-const (False)? None when unknown (unresolved callee,
+        template-dependent, not a pointer, variadic)."""
+        ci = cindex()
+        if self._calls is None:
+            self._index()
+        call = self._calls.get(call_offset)
+        if call is None:
+            return None
+        decl = call.referenced
+        if decl is None or decl.kind not in (
+            ci.CursorKind.FUNCTION_DECL,
+            ci.CursorKind.CXX_METHOD,
+            ci.CursorKind.FUNCTION_TEMPLATE,
+        ):
+            return None
+        params = [c for c in decl.get_children() if c.kind == ci.CursorKind.PARM_DECL]
+        if index >= len(params):
+            return None
+        t = params[index].type.get_canonical()
+        if t.kind != ci.TypeKind.POINTER:
+            return None
+        pointee = t.get_pointee()
+        if pointee.kind == ci.TypeKind.UNEXPOSED:
+            return None  # dependent on a template parameter
+        return pointee.is_const_qualified()
+
+
+_PLATFORM_KINDS = {
+    "INT": "int32_t",
+    "UINT": "uint32_t",
+    "LONG": "int64_t",
+    "ULONG": "uint64_t",
+    "LONGLONG": "int64_t",
+    "ULONGLONG": "uint64_t",
+    "SHORT": "int16_t",
+    "USHORT": "uint16_t",
+}
+
+
+def classify_integer(t) -> tuple[str, str] | None:
+    """(spelled, replacement) if `t` is an alias chain ending in a platform-width integer."""
+    ci = cindex()
+    spelled = t.spelling
+    seen_alias = False
+    for _ in range(16):
+        if t.kind == ci.TypeKind.ELABORATED:
+            t = t.get_named_type()
+            continue
+        if t.kind == ci.TypeKind.TYPEDEF:
+            name = t.get_typedef_name() or t.spelling
+            if name in FIXED_WIDTH or name.split("::")[-1] in {
+                f.split("::")[-1] for f in FIXED_WIDTH
+            }:
+                return None
+            seen_alias = True
+            t = t.get_declaration().underlying_typedef_type
+            continue
+        break
+    if not seen_alias:
+        return None  # spelled directly: the syntactic pass reports it
+    kind = t.get_canonical().kind.name
+    replacement = _PLATFORM_KINDS.get(kind)
+    return (spelled.replace("const ", "").strip(), replacement) if replacement else None

@@ -28,6 +28,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 from functools import lru_cache
@@ -181,6 +182,65 @@ def compile_args(path: str, extra_includes=()) -> list[str]:
     return args
 
 
+_ASM = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
+_CHEVRONS = re.compile(rb"<<<(?:[^<>;]|<(?!<<)|>(?!>>))*?>>>")
+
+
+def host_view(data: bytes) -> bytes:
+    """The file as the host-side C++ parse should see it, same length and line breaks: inline
+    PTX asm statements (their register constraints are invalid for the host target) and the
+    `<<<grid, block>>>` of launches (not C++) are blanked, so the rest keeps its types."""
+    out = bytearray(data)
+
+    def blank(start: int, end: int) -> None:
+        for i in range(start, end):
+            if out[i] not in (0x0A, 0x0D):
+                out[i] = 0x20
+
+    if b"asm" in data:
+        for m in _ASM.finditer(data):
+            depth, i = 1, m.end()
+            while i < len(data) and depth:
+                c = data[i]
+                if c == 0x28:
+                    depth += 1
+                elif c == 0x29:
+                    depth -= 1
+                elif c == 0x22:  # skip a string literal
+                    i += 1
+                    while i < len(data) and data[i] != 0x22:
+                        i += 2 if data[i] == 0x5C else 1
+                i += 1
+            if depth == 0:
+                blank(m.start(), i)
+                if m.start() > 0:
+                    out[m.start()] = 0x30  # `0`: the statement stays an expression statement
+    if b"<<<" in data:
+        for m in _CHEVRONS.finditer(data):
+            blank(m.start(), m.end())
+    return bytes(out)
+
+
+@lru_cache(maxsize=16)
+def _header_views(root: str) -> tuple[tuple[str, str], ...]:
+    """Host views of the headers under an SGLang include root that hold inline asm (handed to
+    libclang as unsaved files, so their PTX constraints do not stop the parse)."""
+    out = []
+    for d, _, names in os.walk(root):
+        for name in names:
+            if not name.endswith((".h", ".cuh", ".hpp")):
+                continue
+            path = os.path.join(d, name)
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if b"asm" in data and _ASM.search(data):
+                out.append((path, host_view(data).decode("utf-8", "surrogateescape")))
+    return tuple(out)
+
+
 class SemanticFile:
     """libclang's view of one file: what the rules ask, keyed by byte offsets of the file."""
 
@@ -189,11 +249,15 @@ class SemanticFile:
         self.path = os.path.abspath(path)
         self.problems: list[str] = []
         index = ci.Index.create()
+        unsaved = [(self.path, host_view(data).decode("utf-8", "surrogateescape"))]
+        for root in _tree_includes(os.path.dirname(self.path)) + _package_includes():
+            if os.path.isdir(os.path.join(root, "sgl_kernel")):
+                unsaved += [u for u in _header_views(root) if u[0] != self.path]
         try:
             self.tu = index.parse(
                 self.path,
                 args=compile_args(self.path, extra_includes),
-                unsaved_files=[(self.path, data.decode("utf-8", "surrogateescape"))],
+                unsaved_files=unsaved,
                 options=ci.TranslationUnit.PARSE_INCOMPLETE,
             )
         except ci.TranslationUnitLoadError as exc:

@@ -26,6 +26,11 @@
 #if __has_include(<vector_types.h>)
 #include <vector_types.h>
 #include <driver_types.h>
+/* The template overloads cuda_runtime.h only declares under nvcc (`__CUDACC__`). */
+template <class T>
+cudaError_t cudaFuncSetAttribute(T* entry, enum cudaFuncAttribute attr, int value);
+template <class T>
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, T* entry);
 #else
 /* No CUDA headers: the few types and functions kernels use. */
 struct uint3 { unsigned int x, y, z; };

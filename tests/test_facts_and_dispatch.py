@@ -41,18 +41,19 @@ def test_cpp_functions_kernels_and_launch_sites():
     assert all(i.namespace == ("sglang",) for i in facts.items)
 
 
-def test_python_imports():
+def test_python_names_and_aiter_imports():
     facts = _ctx_facts(
-        b"import aiter.ops as ao\nfrom functools import lru_cache as lc\n"
-        b"def f():\n    from . import x\n",
+        b"import aiter.ops as ao\nfrom functools import lru_cache as lc\nimport triton.testing\n"
+        b"if x:\n    from aiter import y\n"
+        b"def f():\n    import importlib\n    m = importlib.import_module('aiter.z')\n"
+        b"    from .aiter_backend import B\n",
         language="python",
     )
-    got = [(i.module, i.names, i.level, i.in_function) for i in facts.imports]
-    assert got == [
-        ("aiter.ops", (("aiter.ops", "ao"),), 0, False),
-        ("functools", (("lru_cache", "lc"),), 0, False),
-        ("", (("x", "x"),), 1, True),
-    ]
+    assert facts.names["ao"] == "aiter.ops"
+    assert facts.names["lc"] == "functools.lru_cache"
+    assert facts.names["triton"] == "triton"
+    got = [(node.lineno, module) for node, module in facts.aiter_imports]
+    assert got == [(1, "aiter.ops"), (5, "aiter"), (8, "aiter.z")]
 
 
 def test_visit_dispatch_by_node_type_skips_error_regions(tmp_path):

@@ -73,7 +73,9 @@ RULE = Rule(
     summary="platform-width integer at the FFI boundary",
     fix="unsafe",
     scope="jit",
-    # No byte triggers: a wrapper target named in Python makes any file a candidate.
+    # No byte triggers: a wrapper target named in Python makes any file a candidate. `check`
+    # filters by bytes itself and only then asks for the tree (parsed lazily).
+    needs_tree=False,
 )
 
 # Spelled type (whitespace-normalized, `std::` removed) -> fixed-width replacement (LP64).
@@ -149,6 +151,11 @@ def _is_wrapper_target(func, targets) -> bool:
     return any("::".join(t.split("::")[-2:]) == wanted for t in targets)
 
 
+def _target_token(target: str) -> bytes:
+    parts = target.split("::")
+    return (parts[-2] if len(parts) > 1 else parts[-1]).encode()
+
+
 def _called_names(ctx) -> set[str]:
     out = set()
     for call in ctx.facts.nodes("call_expression"):
@@ -183,8 +190,9 @@ def check(ctx) -> None:
     targets = wrapper_targets()
     data = ctx.data
     if b"TensorView" not in data and b"TVM_FFI_DLL_EXPORT" not in data:
-        simple = {t.split("::")[-1].encode() for t in targets}
-        if not any(name in data for name in simple):
+        # A target can only be defined here if its most specific name occurs: the class of
+        # `Kernel::run` (not `run`, which is everywhere), or the function's own name.
+        if not any(_target_token(t) in data for t in targets):
             return
     exported = _exported_names(ctx)
     called = None

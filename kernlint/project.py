@@ -24,13 +24,17 @@ def wrapper_targets() -> frozenset[str]:
     return _TARGETS
 
 
+_FINGERPRINT = ""
+
+
 def set_wrapper_targets(targets) -> None:
-    global _TARGETS
+    global _TARGETS, _FINGERPRINT
     _TARGETS = frozenset(targets)
+    _FINGERPRINT = hashlib.sha256("\n".join(sorted(_TARGETS)).encode()).hexdigest()[:12]
 
 
 def fingerprint() -> str:
-    return hashlib.sha256("\n".join(sorted(_TARGETS)).encode()).hexdigest()[:12]
+    return _FINGERPRINT
 
 
 def normalize_target(text: str) -> str:

@@ -133,14 +133,39 @@ def cuda_root() -> str | None:
     return None
 
 
+_VENDOR_DIRS = ("vendor", "3rdparty", "third_party")
+
+
+@lru_cache(maxsize=256)
+def _vendor_includes(directory: str) -> tuple[str, ...]:
+    """`include/` directories of vendored libraries next to a directory (`vendor/x/include`,
+    `vendor/3rdparty/y/include`, ...), up to four levels down."""
+    out = []
+    for name in _VENDOR_DIRS:
+        base = os.path.join(directory, name)
+        if not os.path.isdir(base):
+            continue
+        for d, dirs, _files in os.walk(base):
+            depth = d[len(base) :].count(os.sep)
+            if os.path.basename(d) == "include":
+                out.append(d)
+                dirs[:] = []
+            elif depth >= 4:
+                dirs[:] = []
+    return tuple(sorted(out))
+
+
 @lru_cache(maxsize=256)
 def _tree_includes(directory: str) -> tuple[str, ...]:
-    """SGLang-style include roots above a directory: dirs that hold `sgl_kernel/`."""
+    """Include roots above a directory: SGLang-style roots holding `sgl_kernel/`, and the
+    `include/` directories of vendored libraries beside the file or its ancestors."""
     out = []
     d = directory
     for _ in range(12):
-        for cand in (d, os.path.join(d, "include")):
+        for cand in (d, os.path.join(d, "include"), *_vendor_includes(d)):
             if os.path.isdir(os.path.join(cand, "sgl_kernel")) and cand not in out:
+                out.append(cand)
+            elif cand not in out and cand not in (d, os.path.join(d, "include")):
                 out.append(cand)
         parent = os.path.dirname(d)
         if parent == d:

@@ -22,6 +22,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __cplusplus
+#include <tuple> /* nvcc's host pass brings it in through its own headers */
+#endif
 
 #if __has_include(<vector_types.h>)
 #include <vector_types.h>

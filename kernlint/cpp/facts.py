@@ -30,6 +30,28 @@ ITEM_TYPES = {
 }
 
 
+# The project abstractions' own implementation: rules that ask for the abstractions
+# (`host::LaunchKernel`, `SGL_DEVICE`, `TensorMatcher`, ...) never fire inside it.
+ABSTRACTION_DIRS = ("include/sgl_kernel/",)
+
+
+def in_abstractions(path: str) -> bool:
+    posix = "/" + path.replace("\\", "/").lstrip("/")
+    return any(f"/{d}" in posix for d in ABSTRACTION_DIRS)
+
+
+def name_node(node):
+    """The name inside a qualified or templated name (`a::b<T>` -> `b`), or None."""
+    while node is not None and node.type in ("qualified_identifier", "template_function"):
+        node = node.child_by_field_name("name")
+    return node
+
+
+def simple_name(node) -> str:
+    node = name_node(node)
+    return node.text.decode("utf-8", "replace") if node is not None else ""
+
+
 @dataclass(frozen=True)
 class Item:
     node: object  # tree-sitter node

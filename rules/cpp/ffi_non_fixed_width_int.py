@@ -63,6 +63,8 @@ from __future__ import annotations
 
 import re
 
+from kernlint.cpp.facts import name_node
+from kernlint.cpp.lexer import span_at
 from kernlint.cpp.params import parameters
 from kernlint.model import Edit, Fix, Rule
 
@@ -120,7 +122,7 @@ def _exported_names(ctx) -> set[str]:
     spans = ctx.literal_spans
     out = set()
     for m in _EXPORT.finditer(ctx.data):
-        if any(s.start <= m.start() < s.end for s in spans):
+        if span_at(spans, m.start()) is not None:
             continue  # in a comment or string
         out.add(m.group(1).decode().split("::")[-1])
     return out
@@ -159,9 +161,7 @@ def _target_token(target: str) -> bytes:
 def _called_names(ctx) -> set[str]:
     out = set()
     for call in ctx.facts.nodes("call_expression"):
-        fn = call.child_by_field_name("function")
-        while fn is not None and fn.type in ("qualified_identifier", "template_function"):
-            fn = fn.child_by_field_name("name")
+        fn = name_node(call.child_by_field_name("function"))
         if fn is not None and fn.type == "identifier":
             out.add(fn.text.decode("utf-8", "replace"))
     return out

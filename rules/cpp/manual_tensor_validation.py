@@ -49,6 +49,7 @@ No automatic fix: the matcher needs symbolic names chosen by the author.
 
 from __future__ import annotations
 
+from kernlint.cpp.facts import in_abstractions, simple_name
 from kernlint.cpp.params import parameters
 from kernlint.model import Rule
 
@@ -69,17 +70,11 @@ PROPERTIES = frozenset(
 CHECKS = frozenset(
     {"RuntimeCheck", "CHECK_HOST", "TORCH_CHECK", "assert", "CHECK", "TVM_FFI_ICHECK"}
 )
-ABSTRACTION_DIRS = ("include/sgl_kernel/",)
 _NOT_EXPRESSIBLE = frozenset({"<", ">", "<=", ">=", "%"})
 
 
-def _in_abstractions(path: str) -> bool:
-    posix = "/" + path.replace("\\", "/").lstrip("/")
-    return any(f"/{d}" in posix for d in ABSTRACTION_DIRS)
-
-
 def check(ctx) -> None:
-    if _in_abstractions(ctx.source.abspath or ctx.source.path):
+    if in_abstractions(ctx.source.abspath or ctx.source.path):
         return
 
     for func in ctx.facts.functions:
@@ -99,7 +94,7 @@ def check(ctx) -> None:
             condition = _checked_condition(node)
             if condition is None:
                 continue
-            access = _first_access(condition, tensors)
+            access = _first_access(ctx.facts, condition, tensors)
             if access is not None:
                 tensor, prop, anode = access
                 ctx.report_node(
@@ -109,16 +104,9 @@ def check(ctx) -> None:
                 )
 
 
-def _callee_name(call) -> str:
-    fn = call.child_by_field_name("function")
-    while fn is not None and fn.type in ("qualified_identifier", "template_function"):
-        fn = fn.child_by_field_name("name")
-    return fn.text.decode("utf-8", "replace") if fn is not None else ""
-
-
 def _checked_condition(node):
     if node.type == "call_expression":
-        if _callee_name(node) in CHECKS:
+        if simple_name(node.child_by_field_name("function")) in CHECKS:
             args = node.child_by_field_name("arguments")
             values = [a for a in args.named_children if a.type != "comment"] if args else []
             return values[0] if values else None  # the condition, not the message
@@ -133,10 +121,8 @@ def _checked_condition(node):
     return None
 
 
-def _first_access(condition, tensors):
-    from kernlint.cpp.parser import nodes_of_types
-
-    for call in nodes_of_types(condition, ("call_expression",)):
+def _first_access(facts, condition, tensors):
+    for call in facts.nodes("call_expression", within=condition):
         fn = call.child_by_field_name("function")
         if fn is None or fn.type != "field_expression":
             continue

@@ -63,6 +63,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kernlint.cpp.facts import in_abstractions, simple_name
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -134,7 +135,6 @@ TABLE = (
     ),
 )
 ENTRIES = {e.key: e for e in TABLE}
-ABSTRACTION_DIRS = ("include/sgl_kernel/",)
 
 _FORCEINLINE = re.compile(
     rb"\b(?:__device__\s+__forceinline__|__forceinline__\s+__device__)\b"
@@ -158,11 +158,6 @@ _ERROR_CALLS = frozenset({"cudaGetLastError", "cudaPeekAtLastError"})
 _HOST_CHECKS = frozenset({"assert", "TORCH_CHECK"})
 
 
-def _in_abstractions(path: str) -> bool:
-    posix = "/" + path.replace("\\", "/").lstrip("/")
-    return any(f"/{d}" in posix for d in ABSTRACTION_DIRS)
-
-
 def _report(ctx, start, end, key, text, **fmt) -> None:
     entry = ENTRIES[key]
     abstraction = entry.abstraction.format(**fmt)
@@ -170,7 +165,7 @@ def _report(ctx, start, end, key, text, **fmt) -> None:
 
 
 def check(ctx) -> None:
-    if _in_abstractions(ctx.source.abspath or ctx.source.path):
+    if in_abstractions(ctx.source.abspath or ctx.source.path):
         return
     data = ctx.data
     if b"__forceinline__" in data:
@@ -203,7 +198,7 @@ def check(ctx) -> None:
             owner = _enclosing_function(node)
             if owner is not None:
                 launches.setdefault(owner.id, node.end_byte)
-        name = _simple_name(fn)
+        name = simple_name(fn)
         if name in _SHUFFLES:
             op = _reduction_op(node)
             if op is not None:
@@ -257,21 +252,14 @@ def _forceinline(ctx) -> None:
         )
 
 
-def _simple_name(fn) -> str:
-    node = fn
-    while node is not None and node.type in ("qualified_identifier", "template_function"):
-        node = node.child_by_field_name("name")
-    return node.text.decode("utf-8", "replace") if node is not None else ""
-
-
 def _is_launch(fn) -> bool:
-    name = _simple_name(fn)
+    name = simple_name(fn)
     if name.startswith("cudaLaunch"):
         return True
     # host::LaunchKernel(grid, block, device)(kernel, args...): the callee is itself a call.
     if fn.type == "call_expression":
         inner = fn.child_by_field_name("function")
-        return inner is not None and _simple_name(inner) == "LaunchKernel"
+        return inner is not None and simple_name(inner) == "LaunchKernel"
     if fn.type == "field_expression":  # LaunchKernel(...).enable_pdl(...)(kernel, ...)
         return b"LaunchKernel" in fn.text
     return False
@@ -369,7 +357,7 @@ def _reduction_op(call) -> str | None:
     elif parent.type == "argument_list" and parent.parent is not None:
         fcall = parent.parent
         fn = fcall.child_by_field_name("function")
-        kind = _MAX_FUNCS.get(_simple_name(fn)) if fn is not None else None
+        kind = _MAX_FUNCS.get(simple_name(fn)) if fn is not None else None
         if kind is None:
             return None
         others = [a for a in parent.named_children if a.id != call.id and a.type != "comment"]

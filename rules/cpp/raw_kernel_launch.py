@@ -42,6 +42,7 @@ signature usually changes too.
 
 from __future__ import annotations
 
+from kernlint.cpp.facts import in_abstractions
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -57,13 +58,6 @@ RULE = Rule(
 LAUNCH_APIS = frozenset(
     {"cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel"}
 )
-# The abstractions' own implementation: raw launches are how they work.
-ABSTRACTION_DIRS = ("include/sgl_kernel/",)
-
-
-def in_abstractions(path: str) -> bool:
-    posix = "/" + path.replace("\\", "/").lstrip("/")
-    return any(f"/{d}" in posix for d in ABSTRACTION_DIRS)
 
 
 def visit(node, ctx) -> None:

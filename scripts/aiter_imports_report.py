@@ -15,7 +15,7 @@ import os
 import sys
 
 from kernlint.python.facts import PyFacts
-from kernlint.python.guards import is_hip_check
+from kernlint.python.guards import hip_test
 from kernlint.source import SourceFile
 
 
@@ -26,19 +26,13 @@ def classify(facts, node) -> str:
         return "gated by _use_aiter (or a derived gate, or an early exit)"
     if g.in_import_guard(node):
         return "in try/except ImportError"
-    if any(pol and _hip(t) for t, pol in path):
+    if any(pol and hip_test(t) for t, pol in path):
         return "under a HIP check only"
     if path:
         return "under another condition"
     if g.enclosing_function(node) is not None:
         return "function-local, no guard"
     return "module level, no guard"
-
-
-def _hip(test) -> bool:
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(is_hip_check(v) for v in test.values)
-    return is_hip_check(test)
 
 
 def main() -> None:

@@ -71,6 +71,13 @@ def is_hip_check(node) -> bool:
     return _call_name(node) in HIP_CALLS
 
 
+def hip_test(test) -> bool:
+    """Is a condition a HIP check, alone or as one operand of an `and`?"""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(is_hip_check(v) for v in test.values)
+    return is_hip_check(test)
+
+
 class Guards:
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree

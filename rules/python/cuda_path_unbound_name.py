@@ -117,7 +117,7 @@ def check(ctx) -> None:
             for use_scope, use in uses_by_name[name]:
                 if use_scope.resolve(name) is not scope:
                     continue
-                if not _use_reached(use, guards) or _catches_name_error(use, guards):
+                if not _use_reached(use, guards) or guards.in_try_catching(use, _NAME_ERRORS):
                     continue
                 ctx.report(
                     *node_span(ctx, use),
@@ -144,13 +144,11 @@ def _use_reached(node, guards) -> bool:
     ROCm, AMD, gfx) are taken as matching guards; other unknown conditions do not stop it; a
     use inside a function or class named for a platform (`forward_aiter`, `HipBackend`) is
     on that platform's path."""
-    n = guards.parent.get(id(node))
-    while n is not None:
+    for n in guards.ancestors(node):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
             _PLATFORM_WORDS.search(n.name)
         ):
             return False
-        n = guards.parent.get(id(n))
     for test, pol in guards.path(node):
         v = guards.cuda_value(test)
         if v is None:
@@ -195,26 +193,3 @@ def _first_false_condition(node, guards) -> str:
             text = text if pol else f"not ({text})" if " " in text else f"not {text}"
             return text if len(text) <= 60 else text[:57] + "..."
     return "a ROCm-only branch"  # not reached: callers check on_cuda() is False first
-
-
-def _catches_name_error(node, guards) -> bool:
-    child = node
-    n = guards.parent.get(id(node))
-    while n is not None:
-        if isinstance(n, ast.Try) and child in n.body:
-            for h in n.handlers:
-                if h.type is None or _names(h.type) & _NAME_ERRORS:
-                    return True
-        child = n
-        n = guards.parent.get(id(n))
-    return False
-
-
-def _names(t) -> set[str]:
-    if isinstance(t, ast.Tuple):
-        return set().union(*(_names(e) for e in t.elts))
-    if isinstance(t, ast.Name):
-        return {t.id}
-    if isinstance(t, ast.Attribute):
-        return {t.attr}
-    return set()

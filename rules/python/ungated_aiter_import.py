@@ -62,7 +62,6 @@ No automatic fix: the gate to use, and what the CUDA path does instead, are the 
 
 from __future__ import annotations
 
-import ast
 import re
 
 from kernlint.model import Rule
@@ -85,6 +84,8 @@ _AITER_IMPORT = re.compile(
 
 
 def check(ctx) -> None:
+    from kernlint.python.guards import hip_test
+
     if ctx.settings is not None and getattr(ctx.settings, "aiter_import_policy", "") == (
         "import-time"
     ):
@@ -103,7 +104,7 @@ def check(ctx) -> None:
         if guards.aiter_gated(node) or guards.in_import_guard(node):
             continue
         path = guards.path(node)
-        if any(pol and _is_hip_test(t) for t, pol in path):
+        if any(pol and hip_test(t) for t, pol in path):
             why = "is under a HIP check only"
         elif path:
             why = "is under a condition that is not the aiter gate"
@@ -112,21 +113,9 @@ def check(ctx) -> None:
         else:
             why = "runs when this module is imported"
         ctx.report(
-            *_span(ctx, node),
+            *node_span(ctx, node),
             f"`{module}` import {why}: put it under `if _use_aiter:`",
         )
-
-
-def _is_hip_test(test) -> bool:
-    from kernlint.python.guards import is_hip_check
-
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(is_hip_check(v) for v in test.values)
-    return is_hip_check(test)
-
-
-def _span(ctx, node) -> tuple[int, int]:
-    return node_span(ctx, node)
 
 
 def _import_time(ctx) -> None:

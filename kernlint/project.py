@@ -65,12 +65,8 @@ def _string_value(node) -> str | None:
     return None
 
 
-def targets_in_python(data: bytes) -> set[str]:
-    """FFI targets named by `cuda_wrappers=[(name, target), ...]` in one Python file."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return set()
+def _targets_in_tree(tree) -> set[str]:
+    """FFI targets named by `cuda_wrappers=[(name, target), ...]` calls in a parsed tree."""
     out: set[str] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -128,7 +124,7 @@ def targets_in_snippets(data: bytes) -> set[str]:
             expr = ast.parse(b"f(cuda_wrappers=" + snippet + b")", mode="eval")
         except (SyntaxError, ValueError):
             continue
-        out |= targets_in_python(ast.unparse(expr).encode())
+        out |= _targets_in_tree(expr)
     return out
 
 

@@ -114,9 +114,7 @@ def _collect_project_facts(candidates, resolver, cache=None) -> None:
     set_wrapper_targets(targets)
     aiter: dict = {}
     python = [c for c in candidates if c.language == "python"]
-    if any(_import_time_policy(c, resolver) for c in python[:1] or []) or any(
-        _import_time_policy(c, resolver) for c in python
-    ):
+    if any(_import_time_policy(c, resolver) for c in python):
         aiter = collect_aiter_import_time([c.abspath for c in python])
     set_aiter_findings(aiter)
 

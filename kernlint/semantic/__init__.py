@@ -38,24 +38,7 @@ SHIPPED_INCLUDE = os.path.join(HERE, "include")
 PRELUDE = os.path.join(HERE, "prelude.h")
 
 FIXED_WIDTH = frozenset(
-    {
-        "int8_t",
-        "int16_t",
-        "int32_t",
-        "int64_t",
-        "uint8_t",
-        "uint16_t",
-        "uint32_t",
-        "uint64_t",
-        "std::int8_t",
-        "std::int16_t",
-        "std::int32_t",
-        "std::int64_t",
-        "std::uint8_t",
-        "std::uint16_t",
-        "std::uint32_t",
-        "std::uint64_t",
-    }
+    {"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"}
 )
 
 
@@ -162,11 +145,10 @@ def _tree_includes(directory: str) -> tuple[str, ...]:
     out = []
     d = directory
     for _ in range(12):
-        for cand in (d, os.path.join(d, "include"), *_vendor_includes(d)):
+        for cand in (d, os.path.join(d, "include")):
             if os.path.isdir(os.path.join(cand, "sgl_kernel")) and cand not in out:
                 out.append(cand)
-            elif cand not in out and cand not in (d, os.path.join(d, "include")):
-                out.append(cand)
+        out += [cand for cand in _vendor_includes(d) if cand not in out]
         parent = os.path.dirname(d)
         if parent == d:
             break
@@ -389,9 +371,7 @@ def classify_integer(t) -> tuple[str, str] | None:
             continue
         if t.kind == ci.TypeKind.TYPEDEF:
             name = t.get_typedef_name() or t.spelling
-            if name in FIXED_WIDTH or name.split("::")[-1] in {
-                f.split("::")[-1] for f in FIXED_WIDTH
-            }:
+            if name.split("::")[-1] in FIXED_WIDTH:  # `int64_t`, `std::int64_t`
                 return None
             seen_alias = True
             t = t.get_declaration().underlying_typedef_type

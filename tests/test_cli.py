@@ -5,24 +5,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 
 import pytest
+from cli_support import run
 
 NON_ASCII_CU = "namespace sglang {\n// a \u2014 b\nint x = 0;\n}  // namespace sglang\n"
-
-
-def run(*args, cwd=None, input=None):
-    proc = subprocess.run(
-        [sys.executable, "-m", "kernlint", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        input=input,
-        timeout=120,
-    )
-    return proc
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+
+from cli_support import run
 
 PROBE_PY = """\
 from sglang.jit_kernel.utils import cache_once, load_jit
@@ -44,16 +44,6 @@ __global__ void add_kernel(float* __restrict__ out, float* __restrict__ a, int32
 }
 }  // namespace sglang
 """
-
-
-def run(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "kernlint", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _tree(tmp_path):

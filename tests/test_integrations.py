@@ -11,6 +11,7 @@ import sys
 from xml.etree import ElementTree as ET
 
 import pytest
+from cli_support import run
 
 from kernlint.model import Diagnostic
 from kernlint.output import github
@@ -18,16 +19,6 @@ from kernlint.output import github
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "sarif-schema-2.1.0.json")
 BAD = "namespace sglang {\n// a \u2014 b\nint x = 0;\n}  // namespace sglang\nint g = 0;\n"
-
-
-def run(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "kernlint", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ the cache, and the byte prefilter (most files are never parsed)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+
+from cli_support import run
 
 GATE = (
     "from sglang.srt.utils import get_bool_env_var, is_hip\n"
@@ -29,16 +29,6 @@ PACKAGE = {
     # A package whose __init__ imports aiter: importing anything under it imports aiter.
     "pkg/rocm/__init__.py": "import aiter.ops\n",
 }
-
-
-def run(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "kernlint", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _write(root, files):

@@ -4,10 +4,9 @@ Each behaviour uses small self-contained headers written here."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from cli_support import run as cli_run
 
 pytest.importorskip("clang.cindex")
 
@@ -47,13 +46,7 @@ __global__ void k(float* __restrict__ a, float* __restrict__ b, float* __restric
 
 
 def run(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "kernlint", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return cli_run(*args, cwd=cwd, timeout=300)  # libclang parses take a while
 
 
 @pytest.fixture

@@ -485,12 +485,9 @@ def _field_is(parent, field: str, node) -> bool:
 
 
 def _is_declarator_of(parent, ident) -> bool:
-    if parent.type in ("structured_binding_declarator", "for_range_loop"):
-        return parent.type == "structured_binding_declarator" or _field_is(
-            parent, "declarator", ident
-        )
-    if parent.type in ("array_declarator",):
-        return _field_is(parent, "declarator", ident)
+    """Does `ident` name what `parent` declares (not a use inside it)?"""
+    if parent.type == "structured_binding_declarator":
+        return True  # `auto [a, b] = ...`: every identifier is a binding
     return _field_is(parent, "declarator", ident)
 
 

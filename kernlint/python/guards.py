@@ -290,14 +290,10 @@ class Guards:
 
     def in_import_guard(self, node) -> bool:
         """Inside `try:` whose handlers catch ImportError (or ModuleNotFoundError)."""
-        chain, _ = self.locate(node)
-        for owner, field, _block, _i in chain:
-            if isinstance(owner, ast.Try) and field == "body":
-                if any(h.type is None or _catches_import_error(h.type) for h in owner.handlers):
-                    return True
-        return False
+        return self.in_try_catching(node, _IMPORT_ERRORS)
 
     def in_try_catching(self, node, names: frozenset[str]) -> bool:
+        """Inside the `try:` body of a statement with a bare handler or one catching `names`."""
         chain, _ = self.locate(node)
         for owner, field, _block, _i in chain:
             if isinstance(owner, ast.Try) and field == "body":
@@ -405,7 +401,7 @@ def module_level(tree):
                     extra.append((stmt.test, False))
             elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
                 catches = any(
-                    h.type is None or _catches_import_error(h.type) for h in stmt.handlers
+                    h.type is None or _handler_names(h.type) & _IMPORT_ERRORS for h in stmt.handlers
                 )
                 yield from walk(stmt.body, here, guarded or catches)
                 for h in stmt.handlers:
@@ -422,10 +418,3 @@ def module_level(tree):
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
-
-
-def _catches_import_error(t) -> bool:
-    if isinstance(t, ast.Tuple):
-        return any(_catches_import_error(e) for e in t.elts)
-    name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
-    return name in _IMPORT_ERRORS

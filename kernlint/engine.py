@@ -18,6 +18,8 @@ from .source import SourceFile
 META_UNUSED = "unused-suppression"
 META_INVALID = "invalid-suppression"
 META_SYNTAX = "syntax-error"
+# Smaller Python files are parsed whole: the skeleton would not pay for itself.
+SKELETON_MIN_BYTES = 8192
 
 
 @dataclass
@@ -43,6 +45,9 @@ class Context:
         self.diagnostics: list[Diagnostic] = []
         self.parse_error: str | None = None
         self.notes: list[str] = []
+        # Python: the line patterns the rules running on this file need (see Rule.partial_lines)
+        # or None when one of them needs the whole tree.
+        self.partial_lines: list | None = None
 
     # -- C++/CUDA ---------------------------------------------------------------------------
     @cached_property
@@ -61,6 +66,14 @@ class Context:
         import ast
         import warnings
 
+        skeleton = self._python_skeleton()
+        if skeleton is not None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return ast.parse(skeleton, filename=self.source.path, type_comments=False)
+            except (SyntaxError, ValueError):
+                pass  # not a valid skeleton (or the file is invalid): parse the whole file
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -73,6 +86,18 @@ class Context:
             self.parse_error = str(exc)
             self._syntax_error_at = (1, 1)
             return None
+
+    def _python_skeleton(self) -> bytes | None:
+        if not self.partial_lines or len(self.data) < SKELETON_MIN_BYTES:
+            return None
+        from .python.skeleton import skeleton
+
+        keep = set()
+        line_index = self.source.line_index
+        for pattern in self.partial_lines:
+            for m in pattern.finditer(self.data):
+                keep.add(line_index(m.start()) + 1)
+        return skeleton(self.data, sorted(keep))
 
     @cached_property
     def facts(self):
@@ -214,6 +239,8 @@ def lint_source(source: SourceFile, settings, is_jit: bool, registry) -> FileRes
     enabled_codes = {r.code for r in enabled}
     rules = _applicable(enabled, source, is_jit)
     ctx = Context(source, settings, is_jit)
+    if source.language == "python" and rules:
+        ctx.partial_lines = _partial_lines(rules, source.data)
 
     tree_rules = [r for r in rules if r.needs_tree or r.visit is not None]
     byte_rules = [r for r in rules if not (r.needs_tree or r.visit is not None)]
@@ -254,6 +281,20 @@ def lint_source(source: SourceFile, settings, is_jit: bool, registry) -> FileRes
     result.diagnostics = diagnostics
     result.notes = list(ctx.notes)
     return result
+
+
+def _partial_lines(rules: list[Rule], data: bytes) -> list | None:
+    """The line patterns of all the rules (see Rule.partial_lines); None if one needs the
+    whole tree."""
+    out = []
+    for rule in rules:
+        pattern = rule.partial_lines
+        if callable(pattern):
+            pattern = pattern(data)
+        if pattern is None:
+            return None
+        out.append(pattern)
+    return out
 
 
 def _dispatch(ctx: Context, visitors: list[Rule]) -> None:

@@ -40,6 +40,12 @@ class Rule:
     # trigger matched) and a predicate on the file's path. Both must be over-approximations.
     prefilter: Any = None  # compiled bytes regex, or None
     path_filter: Callable[[str], bool] | None = field(default=None, compare=False)
+    # Python rules that look only at some lines and what encloses them: a bytes regex whose
+    # matching lines the rule needs (or a function of the file's bytes returning one, or None
+    # for this file). When every rule that runs on a file has one, the file is parsed as a
+    # skeleton (functions and classes without such lines left out; see
+    # kernlint/python/skeleton.py). None: the rule needs the whole tree.
+    partial_lines: Any = None
     # Filled in by the registry from the module that defines the rule:
     doc: str = ""
     module: str = ""

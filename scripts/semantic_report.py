@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import sys
 import time
@@ -34,6 +35,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("tree")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--dump", help="write every unresolved file and its problems here (JSON)")
     args = ap.parse_args()
     files = sorted(
         os.path.join(d, n) for d, _, names in os.walk(args.tree) for n in names if n.endswith(EXTS)
@@ -56,6 +58,9 @@ def main() -> None:
     for msg, n in first.most_common(12):
         print(f"  {n:4d}  {msg}")
     sys.stdout.flush()
+    if args.dump:
+        with open(args.dump, "w") as fh:
+            json.dump({r[0]: r[1] for r in results if r[1]}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -185,3 +185,121 @@ def test_builtin_headers_resolve_without_a_clang_install(tmp_path, monkeypatch):
     )
     sem = semantic.SemanticFile(str(f), f.read_bytes())
     assert sem.problems == []
+
+
+def _problems(path):
+    from kernlint import semantic
+
+    return semantic.SemanticFile(str(path), path.read_bytes()).problems
+
+
+def test_inline_ptx_and_launches_in_included_headers_are_read_as_host_code(tmp_path):
+    """A vendored header with inline PTX (register constraints the host target rejects, also
+    inside a macro definition) and a `<<<...>>>` launch: the file resolves after the pass reads
+    those headers' host views; without them it would not."""
+    from kernlint import semantic
+
+    (tmp_path / "vendor_ptx.h").write_text(
+        "#pragma once\n"
+        "inline unsigned short to_half_bits(float f) {\n"
+        "  unsigned short h;\n"
+        '  asm volatile("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));\n'
+        "  return h;\n"
+        "}\n"
+        "#define LOAD_GLOBAL(out, ptr) \\\n"
+        '  asm volatile("ld.global.b16 %0, [%1];" : "=h"(out) : "l"(ptr))\n'
+        "inline unsigned short load_it(const unsigned short* p) {\n"
+        "  unsigned short v;\n"
+        "  LOAD_GLOBAL(v, p);\n"
+        "  return v;\n"
+        "}\n"
+        "__global__ void child(int* p) {}\n"
+        "inline void launch_child(int* p) { child<<<1, 32>>>(p); }\n"
+    )
+    f = tmp_path / "user.cuh"
+    f.write_text(
+        '#include "vendor_ptx.h"\n'
+        "namespace sglang {\n"
+        "inline unsigned short g(float x) { launch_child(nullptr); return to_half_bits(x); }\n"
+        "}  // namespace sglang\n"
+    )
+    assert _problems(f) == []
+    # The same header, read as is, is what libclang rejects.
+    raw = (
+        semantic.cindex()
+        .Index.create()
+        .parse(str(f), args=semantic.compile_args(str(f)), options=0)
+    )
+    errors = [d.spelling for d in raw.diagnostics if d.severity >= 3]
+    assert any("constraint" in e for e in errors), errors
+
+
+def test_cooperative_groups_and_device_intrinsics_resolve(tmp_path):
+    """What nvcc declares only for the device pass: cooperative groups (kernlint's stand-in
+    header), half/bf16 arithmetic, SIMD-in-a-word, dp4a, warp reductions, named barriers."""
+    f = tmp_path / "cg.cuh"
+    f.write_text(
+        "#include <cooperative_groups.h>\n"
+        "#include <cooperative_groups/reduce.h>\n"
+        "namespace cg = cooperative_groups;\n"
+        "struct pair16 { unsigned short a, b; };\n"
+        "namespace sglang {\n"
+        "__device__ float f(float v, unsigned m, pair16 h, float* smem) {\n"
+        "  auto warp = cg::tiled_partition<32>(cg::this_thread_block());\n"
+        "  float s = cg::reduce(warp, v, cg::plus<float>());\n"
+        "  const auto cluster = cg::this_cluster();\n"
+        "  float* peer = cluster.map_shared_rank(smem, 0);\n"
+        "  cluster.sync();\n"
+        "  pair16 r = __hfma2(h, h, h);\n"
+        "  unsigned x = __vminu2(m, m) + __vabs4(m) + __reduce_add_sync(0xffffffffu, m);\n"
+        "  __barrier_sync(1);\n"
+        "  return s + *peer + __dp4a(1, 2, 3) + x + r.a + cluster.block_rank();\n"
+        "}\n"
+        "}  // namespace sglang\n"
+    )
+    assert _problems(f) == []
+
+
+def test_jit_dependency_headers_are_found_where_sglang_looks(tmp_path, monkeypatch):
+    """CUTLASS/flashinfer headers from an installed `flashinfer` (data/cutlass/include, ...),
+    DeepGEMM's from `deep_gemm`: the places SGLang's own JIT build uses."""
+    import sys
+
+    from kernlint import semantic
+
+    site = tmp_path / "site"
+    (site / "flashinfer" / "data" / "cutlass" / "include" / "cutlass").mkdir(parents=True)
+    (site / "flashinfer" / "__init__.py").write_text("")
+    (site / "flashinfer" / "data" / "cutlass" / "include" / "cutlass" / "numeric.h").write_text(
+        "#pragma once\nnamespace cutlass { using half_t = unsigned short; }\n"
+    )
+    (site / "deep_gemm" / "include" / "deep_gemm").mkdir(parents=True)
+    (site / "deep_gemm" / "__init__.py").write_text("")
+    (site / "deep_gemm" / "include" / "deep_gemm" / "api.h").write_text(
+        "#pragma once\nnamespace deep_gemm { inline int version() { return 1; } }\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    for name in ("flashinfer", "deep_gemm"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    semantic._dependency_includes.cache_clear()
+    try:
+        includes = semantic._dependency_includes()
+        assert str(site / "flashinfer" / "data" / "cutlass" / "include") in includes
+        assert str(site / "deep_gemm" / "include") in includes
+        f = tmp_path / "uses_deps.cuh"
+        f.write_text(
+            "#include <cutlass/numeric.h>\n#include <deep_gemm/api.h>\n"
+            "namespace sglang { cutlass::half_t h = deep_gemm::version(); }\n"
+        )
+        assert _problems(f) == []
+    finally:
+        semantic._dependency_includes.cache_clear()
+
+
+def test_host_view_keeps_line_continuations():
+    from kernlint.semantic import host_view
+
+    data = b'#define X(o) \\\n  asm volatile("mov.b32 %0, 1;" : "=r"(o))\nint y;\n'
+    view = host_view(data)
+    assert len(view) == len(data) and view.count(b"\n") == data.count(b"\n")
+    assert b"\\\n" in view and b"asm" not in view and view.endswith(b"int y;\n")

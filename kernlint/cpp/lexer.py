@@ -11,18 +11,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_TOKEN = re.compile(
-    rb"""
-      (?P<line_comment>//(?:[^\n\\]|\\\r?\n|\\.)*)
-    | (?P<block_comment>/\*.*?(?:\*/|\Z))
-    | (?P<raw_string>(?:u8|u|U|L)?R"(?P<tag>[^()\\\s"]{0,16})\(.*?(?:\)(?P=tag)"|\Z))
-    | (?P<string>(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\n)*(?:"|$))
-    | (?P<char>(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*(?:'|$))
-    | (?P<number>\.?\d(?:[eEpP][+-]|[\w.']|)*)
-    | (?P<ident>[A-Za-z_]\w*)
-    """,
-    re.S | re.X | re.M,
-)
+# A literal or comment can only start at `//`, `/*` or a quote; the scanner jumps from one such
+# place to the next (C-level search) and reads the literal there with an anchored regex.
+_START = re.compile(rb"/[/*]|[\"']")
+_LINE_COMMENT = re.compile(rb"//(?:[^\n\\]|\\\r?\n|\\.)*", re.S)
+_BLOCK_COMMENT = re.compile(rb"/\*.*?(?:\*/|\Z)", re.S)
+_RAW_STRING = re.compile(rb'(?:u8|u|U|L)?R"(?P<tag>[^()\\\s"]{0,16})\(.*?(?:\)(?P=tag)"|\Z)', re.S)
+_STRING = re.compile(rb'(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\n)*(?:"|$)', re.S | re.M)
+_CHAR = re.compile(rb"(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*(?:'|$)", re.S | re.M)
+_WORD_BEFORE = re.compile(rb"[\w.']*\Z")
+_PREFIXES = frozenset({b"u8", b"u", b"U", b"L"})
+_RAW_PREFIXES = frozenset({b"R", b"u8R", b"uR", b"UR", b"LR"})
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 @dataclass(frozen=True)
@@ -32,18 +32,61 @@ class Span:
     end: int
 
 
+def _token_before(data: bytes, pos: int) -> bytes:
+    """The identifier or number that ends right before `pos` (empty if none)."""
+    j = pos
+    while j > 0 and data[j - 1] in _WORD:
+        j -= 1
+    return data[j:pos]
+
+
+def _in_number(data: bytes, pos: int) -> bool:
+    """Is the quote at `pos` a digit separator (`1'000`, `0x1'ff`, `.5'0`)?"""
+    j = pos
+    while j > 0 and (data[j - 1] in _WORD or data[j - 1] in b".'"):
+        j -= 1
+    # The token the quote belongs to starts at the first character that is not a separator
+    # quote; it is a number when it starts with a digit or with `.` and a digit.
+    while j < pos and data[j] == 0x27:
+        j += 1
+    head = data[j : j + 2]
+    return bool(head) and (head[:1].isdigit() or (head[:1] == b"." and head[1:2].isdigit()))
+
+
 def literal_spans(data: bytes) -> list[Span]:
     """Comment, string and character-literal spans of a C/C++/CUDA file, in order."""
     out: list[Span] = []
-    for m in _TOKEN.finditer(data):
-        kind = m.lastgroup
-        if kind in ("line_comment", "block_comment"):
-            out.append(Span("comment", m.start(), m.end()))
-        elif kind in ("string", "raw_string"):
-            out.append(Span("string", m.start(), m.end()))
-        elif kind == "char":
-            out.append(Span("char", m.start(), m.end()))
-    return out
+    pos = 0
+    search = _START.search
+    while True:
+        m = search(data, pos)
+        if m is None:
+            return out
+        at = m.start()
+        first = data[at]
+        if first == 0x2F:  # `//` or `/*`
+            lit = (_LINE_COMMENT if data[at + 1] == 0x2F else _BLOCK_COMMENT).match(data, at)
+            out.append(Span("comment", at, lit.end()))
+            pos = lit.end()
+            continue
+        token = _token_before(data, at)
+        if first == 0x27:  # `'`
+            if token and _in_number(data, at):
+                pos = at + 1
+                continue
+            start = at - len(token) if token in _PREFIXES else at
+            lit = _CHAR.match(data, start)
+            out.append(Span("char", start, lit.end()))
+            pos = lit.end()
+            continue
+        lit = None
+        if token in _RAW_PREFIXES:
+            lit = _RAW_STRING.match(data, at - len(token))
+        if lit is None:
+            start = at - len(token) if token in _PREFIXES else at
+            lit = _STRING.match(data, start)
+        out.append(Span("string", lit.start(), lit.end()))
+        pos = lit.end()
 
 
 def span_at(spans: list[Span], offset: int) -> Span | None:

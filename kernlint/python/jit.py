@@ -32,6 +32,17 @@ def decorator_kind(dec, facts) -> str | None:
 _LOAD_JIT_LINE = re.compile(rb"\bload_jit\b")
 
 
+_JIT_PARTIAL = re.compile(rb"\bload_jit\b|^[ \t]*@[\w.]+[ \t]*\(", re.M)
+_LOAD_JIT_ALIAS = re.compile(rb"\bload_jit[ \t]+as\b")
+
+
+def partial_lines(data: bytes):
+    """What the JIT rules read of a file (Rule.partial_lines): the `load_jit` lines (calls and
+    imports) and decorator calls (which may name a registration callback); the whole file when
+    `load_jit` is imported under another name (its calls do not say `load_jit`)."""
+    return None if _LOAD_JIT_ALIAS.search(data) else _JIT_PARTIAL
+
+
 def load_jit_calls(facts) -> list[ast.Call]:
     pattern = _LOAD_JIT_LINE
     aliases = [

@@ -6,7 +6,9 @@ compile database:
 
 * include paths are found automatically: the file's directory, an SGLang JIT `include/` (a
   directory holding `sgl_kernel/` found above the file, or the installed `sglang` package's),
-  `tvm_ffi`'s headers if installed, CUDA headers (`CUDA_HOME`, `/usr/local/cuda`, pip's
+  `tvm_ffi`'s headers if installed, the header-only libraries SGLang's JIT builds against when
+  installed (CUTLASS/CuTe and flashinfer's headers from `flashinfer`, `deep_gemm`,
+  `nvidia.mathdx`: where `sglang/kernels/jit/utils/deps.py` looks), CUDA headers (`CUDA_HOME`, `/usr/local/cuda`, pip's
   `nvidia-cuda-*`), and `include-paths` from the config;
 * the compiler's builtin headers (`stddef.h`, `stdarg.h`, `limits.h`, ...), which the wheel does
   not ship, come from a clang installation when one is found and otherwise from minimal
@@ -35,6 +37,8 @@ from functools import lru_cache
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHIPPED_INCLUDE = os.path.join(HERE, "include")
+# Stand-ins for CUDA headers that declare nothing outside nvcc's device pass.
+CUDA_STANDINS = os.path.join(HERE, "cuda")
 PRELUDE = os.path.join(HERE, "prelude.h")
 
 FIXED_WIDTH = frozenset(
@@ -80,6 +84,53 @@ def builtin_include() -> str:
     return SHIPPED_INCLUDE
 
 
+def _package_dirs(name: str) -> list[str]:
+    """Directories of an installed package, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    return [d for d in (spec.submodule_search_locations or []) if os.path.isdir(d)]
+
+
+# Header-only dependencies of SGLang's JIT kernels, where SGLang's own JIT build looks for them
+# (`sglang/kernels/jit/utils/deps.py`): (package, include directories relative to it).
+JIT_DEPENDENCIES = (
+    (
+        "flashinfer",
+        (
+            "data/include",
+            "data/csrc",
+            "data/csrc/nv_internal",
+            "data/csrc/nv_internal/include",
+            "data/cutlass/include",
+            "data/cutlass/tools/util/include",
+            "data/spdlog/include",
+        ),
+    ),
+    ("deep_gemm", ("include",)),
+    ("nvidia.mathdx", ("include", "external/cutlass/include")),
+    ("torch", ("include", "include/torch/csrc/api/include")),
+)
+
+
+@lru_cache(maxsize=1)
+def _dependency_includes() -> tuple[str, ...]:
+    """Include directories of SGLang's installed header-only JIT dependencies (CUTLASS/CuTe
+    through flashinfer or mathdx, DeepGEMM, flashinfer's own headers), in SGLang's order, then
+    torch's C++ headers (ATen) for the kernels that include them."""
+    out = []
+    for package, subdirs in JIT_DEPENDENCIES:
+        for base in _package_dirs(package):
+            for sub in subdirs:
+                cand = os.path.join(base, *sub.split("/"))
+                if os.path.isdir(cand) and cand not in out:
+                    out.append(cand)
+    return tuple(out)
+
+
 @lru_cache(maxsize=1)
 def _package_includes() -> tuple[str, ...]:
     out = []
@@ -99,21 +150,32 @@ def _package_includes() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
-def cuda_root() -> str | None:
+def cuda_roots() -> tuple[str, ...]:
+    """CUDA installations with headers, first the one the build would use (`CUDA_HOME`,
+    `CUDA_PATH`, `/usr/local/cuda`), then pip's `nvidia-*` wheels (which also hold the headers
+    of libraries a system toolkit may lack, such as cuRAND or cuSPARSE)."""
+    out = []
     for env in ("CUDA_HOME", "CUDA_PATH"):
         root = os.environ.get(env)
         if root and os.path.exists(os.path.join(root, "include", "cuda_runtime.h")):
-            return root
+            out.append(root)
     if os.path.exists("/usr/local/cuda/include/cuda_runtime.h"):
-        return "/usr/local/cuda"
-    spec = importlib.util.find_spec("nvidia")
-    if spec is not None and spec.submodule_search_locations:
-        for base in spec.submodule_search_locations:
-            for sub in ("cu13", "cu12", "cuda_runtime"):
-                root = os.path.join(base, sub)
-                if os.path.exists(os.path.join(root, "include", "cuda_runtime.h")):
-                    return root
-    return None
+        out.append("/usr/local/cuda")
+    for base in _package_dirs("nvidia"):
+        for sub in ("cu13", "cu12", "cuda_runtime"):
+            root = os.path.join(base, sub)
+            if os.path.isdir(os.path.join(root, "include")):
+                out.append(root)
+    seen: list[str] = []
+    for root in out:
+        if root not in seen:
+            seen.append(root)
+    return tuple(seen)
+
+
+def cuda_root() -> str | None:
+    roots = cuda_roots()
+    return roots[0] if roots else None
 
 
 _VENDOR_DIRS = ("vendor", "3rdparty", "third_party")
@@ -158,9 +220,15 @@ def _tree_includes(directory: str) -> tuple[str, ...]:
 
 def include_paths(path: str, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
     directory = os.path.dirname(os.path.abspath(path))
-    out = [directory, *_tree_includes(directory), *extra, *_package_includes()]
-    root = cuda_root()
-    if root:
+    out = [
+        directory,
+        *_tree_includes(directory),
+        *extra,
+        *_package_includes(),
+        *_dependency_includes(),
+    ]
+    out.append(CUDA_STANDINS)
+    for root in cuda_roots():
         out.append(os.path.join(root, "include"))
         cccl = os.path.join(root, "include", "cccl")
         if os.path.isdir(cccl):
@@ -179,6 +247,7 @@ def compile_args(path: str, extra_includes=()) -> list[str]:
         "-std=c++20",
         "-DSGL_CUDA_ARCH=900",
         "-Wno-everything",
+        "-ferror-limit=0",  # every problem in one pass (headers to re-read are found at once)
         "-isystem",
         builtin_include(),
         "-include",
@@ -201,8 +270,11 @@ def host_view(data: bytes) -> bytes:
 
     def blank(start: int, end: int) -> None:
         for i in range(start, end):
-            if out[i] not in (0x0A, 0x0D):
-                out[i] = 0x20
+            if out[i] in (0x0A, 0x0D):
+                continue
+            if out[i] == 0x5C and data[i + 1 : i + 2] in (b"\n", b"\r"):
+                continue  # a line continuation (asm inside a macro definition) stays
+            out[i] = 0x20
 
     if b"asm" in data:
         for m in _ASM.finditer(data):
@@ -248,6 +320,33 @@ def _header_views(root: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+_ASM_ROUNDS = 3
+
+
+def _asm_headers(tu, seen: set[str]) -> list[tuple[str, str]]:
+    """Host views of the headers where libclang reported errors and that hold inline asm or
+    `<<<...>>>` launches (not yet handed over)."""
+    ci = cindex()
+    out = []
+    for diag in tu.diagnostics:
+        loc = diag.location
+        if diag.severity < ci.Diagnostic.Error or loc.file is None:
+            continue
+        path = os.path.abspath(loc.file.name)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        view = host_view(data)
+        if view != data:
+            out.append((path, view.decode("utf-8", "surrogateescape")))
+    return out
+
+
 class SemanticFile:
     """libclang's view of one file: what the rules ask, keyed by byte offsets of the file."""
 
@@ -260,17 +359,25 @@ class SemanticFile:
         for root in _tree_includes(os.path.dirname(self.path)) + _package_includes():
             if os.path.isdir(os.path.join(root, "sgl_kernel")):
                 unsaved += [u for u in _header_views(root) if u[0] != self.path]
-        try:
-            self.tu = index.parse(
-                self.path,
-                args=compile_args(self.path, extra_includes),
-                unsaved_files=unsaved,
-                options=ci.TranslationUnit.PARSE_INCOMPLETE,
-            )
-        except ci.TranslationUnitLoadError as exc:
-            self.tu = None
-            self.problems.append(f"libclang could not parse the file ({exc})")
-            return
+        args = compile_args(self.path, extra_includes)
+        for _round in range(_ASM_ROUNDS):
+            try:
+                self.tu = index.parse(
+                    self.path,
+                    args=args,
+                    unsaved_files=unsaved,
+                    options=ci.TranslationUnit.PARSE_INCOMPLETE,
+                )
+            except ci.TranslationUnitLoadError as exc:
+                self.tu = None
+                self.problems.append(f"libclang could not parse the file ({exc})")
+                return
+            # Inline PTX in other headers (vendored libraries, CUTLASS extensions): parse again
+            # with those headers' host views.
+            more = _asm_headers(self.tu, {u[0] for u in unsaved})
+            if not more:
+                break
+            unsaved += more
         for diag in self.tu.diagnostics:
             if diag.severity >= ci.Diagnostic.Error:
                 self.problems.append(diag.spelling)

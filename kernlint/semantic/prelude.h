@@ -26,9 +26,15 @@
 #include <tuple> /* nvcc's host pass brings it in through its own headers */
 #endif
 
+/* CCCL declares its `cuda::ptx` wrappers (which CUB's device code calls) only for the PTX ISA
+   the CUDA compiler provides; outside nvcc that ISA is 0. Provide nvcc 13's (9.0) in place of
+   CCCL's detection header, whose include guard is set here. */
+#define __CCCL_PTX_ISA_H_
+#define __cccl_ptx_isa 900ULL
+
 #if __has_include(<vector_types.h>)
-#include <vector_types.h>
-#include <driver_types.h>
+/* nvcc includes cuda_runtime.h in every CUDA translation unit. */
+#include <cuda_runtime.h>
 /* The template overloads cuda_runtime.h only declares under nvcc (`__CUDACC__`). */
 template <class T>
 cudaError_t cudaFuncSetAttribute(T* entry, enum cudaFuncAttribute attr, int value);
@@ -265,7 +271,76 @@ __device__ int atomicXor(int*, int);
 __device__ unsigned int atomicXor(unsigned int*, unsigned int);
 __device__ unsigned int atomicInc(unsigned int*, unsigned int);
 __device__ unsigned int atomicDec(unsigned int*, unsigned int);
+__device__ unsigned long long atomicExch(unsigned long long*, unsigned long long);
+__device__ long long atomicMax(long long*, long long);
+__device__ unsigned long long atomicMax(unsigned long long*, unsigned long long);
+__device__ long long atomicMin(long long*, long long);
+__device__ unsigned long long atomicMin(unsigned long long*, unsigned long long);
+__device__ unsigned long long atomicOr(unsigned long long*, unsigned long long);
+__device__ unsigned long long atomicAnd(unsigned long long*, unsigned long long);
+__device__ unsigned long long atomicXor(unsigned long long*, unsigned long long);
+__device__ float atomicMax(float*, float);
+__device__ float atomicMin(float*, float);
 __device__ unsigned int __cvta_generic_to_shared(const void*);
+__device__ void __barrier_sync(unsigned int);
+__device__ void __barrier_sync_count(unsigned int, unsigned int);
+__device__ unsigned int __reduce_add_sync(unsigned int, unsigned int);
+__device__ int __reduce_add_sync(unsigned int, int);
+__device__ unsigned int __reduce_min_sync(unsigned int, unsigned int);
+__device__ int __reduce_min_sync(unsigned int, int);
+__device__ unsigned int __reduce_max_sync(unsigned int, unsigned int);
+__device__ int __reduce_max_sync(unsigned int, int);
+__device__ unsigned int __reduce_and_sync(unsigned int, unsigned int);
+__device__ unsigned int __reduce_or_sync(unsigned int, unsigned int);
+__device__ unsigned int __reduce_xor_sync(unsigned int, unsigned int);
+__device__ unsigned int __match_any_sync(unsigned int, unsigned int);
+__device__ unsigned int __match_any_sync(unsigned int, unsigned long long);
+__device__ int __dp4a(int, int, int);
+__device__ unsigned int __dp4a(unsigned int, unsigned int, unsigned int);
+__device__ int __dp2a_lo(int, int, int);
+__device__ unsigned int __dp2a_lo(unsigned int, unsigned int, unsigned int);
+__device__ int __dp2a_hi(int, int, int);
+__device__ unsigned int __dp2a_hi(unsigned int, unsigned int, unsigned int);
+#if __has_include(<vector_types.h>)
+__device__ int __dp4a(char4, char4, int);
+__device__ unsigned int __dp4a(uchar4, uchar4, unsigned int);
+#endif
+
+/* Half and bfloat16 arithmetic intrinsics: cuda_fp16.hpp / cuda_bf16.hpp declare them only for
+   the device pass. One template each serves __half, __half2, __nv_bfloat16 and
+   __nv_bfloat162 (a non-template declaration from the headers, where there is one, wins). */
+#define KERNLINT_HALF_UNARY(name) template <class T> __device__ T name(T);
+#define KERNLINT_HALF_BINARY(name) template <class T> __device__ T name(T, T);
+#define KERNLINT_HALF_TERNARY(name) template <class T> __device__ T name(T, T, T);
+#define KERNLINT_HALF_COMPARE(name) template <class T> __device__ bool name(T, T);
+KERNLINT_HALF_BINARY(__hadd) KERNLINT_HALF_BINARY(__hsub) KERNLINT_HALF_BINARY(__hmul)
+KERNLINT_HALF_BINARY(__hdiv) KERNLINT_HALF_BINARY(__hmax) KERNLINT_HALF_BINARY(__hmin)
+KERNLINT_HALF_BINARY(__hadd_rn) KERNLINT_HALF_BINARY(__hsub_rn) KERNLINT_HALF_BINARY(__hmul_rn)
+KERNLINT_HALF_BINARY(__hadd_sat) KERNLINT_HALF_BINARY(__hmul_sat) KERNLINT_HALF_BINARY(__hmax_nan)
+KERNLINT_HALF_BINARY(__hmin_nan)
+KERNLINT_HALF_BINARY(__hadd2) KERNLINT_HALF_BINARY(__hsub2) KERNLINT_HALF_BINARY(__hmul2)
+KERNLINT_HALF_BINARY(__h2div) KERNLINT_HALF_BINARY(__hmax2) KERNLINT_HALF_BINARY(__hmin2)
+KERNLINT_HALF_BINARY(__hadd2_rn) KERNLINT_HALF_BINARY(__hsub2_rn) KERNLINT_HALF_BINARY(__hmul2_rn)
+KERNLINT_HALF_BINARY(__hadd2_sat) KERNLINT_HALF_BINARY(__hmul2_sat) KERNLINT_HALF_BINARY(__hmax2_nan)
+KERNLINT_HALF_BINARY(__hmin2_nan)
+KERNLINT_HALF_BINARY(__heq2) KERNLINT_HALF_BINARY(__hne2) KERNLINT_HALF_BINARY(__hlt2)
+KERNLINT_HALF_BINARY(__hle2) KERNLINT_HALF_BINARY(__hgt2) KERNLINT_HALF_BINARY(__hge2)
+KERNLINT_HALF_TERNARY(__hfma) KERNLINT_HALF_TERNARY(__hfma2) KERNLINT_HALF_TERNARY(__hfma_relu)
+KERNLINT_HALF_TERNARY(__hfma2_relu) KERNLINT_HALF_TERNARY(__hfma_sat)
+KERNLINT_HALF_TERNARY(__hfma2_sat)
+KERNLINT_HALF_UNARY(__hneg) KERNLINT_HALF_UNARY(__hneg2) KERNLINT_HALF_UNARY(__habs)
+KERNLINT_HALF_UNARY(__habs2) KERNLINT_HALF_UNARY(hexp) KERNLINT_HALF_UNARY(h2exp)
+KERNLINT_HALF_UNARY(hexp2) KERNLINT_HALF_UNARY(h2exp2) KERNLINT_HALF_UNARY(hlog)
+KERNLINT_HALF_UNARY(h2log) KERNLINT_HALF_UNARY(hsqrt) KERNLINT_HALF_UNARY(h2sqrt)
+KERNLINT_HALF_UNARY(hrsqrt) KERNLINT_HALF_UNARY(h2rsqrt) KERNLINT_HALF_UNARY(hrcp)
+KERNLINT_HALF_UNARY(h2rcp) KERNLINT_HALF_UNARY(htanh) KERNLINT_HALF_UNARY(h2tanh)
+KERNLINT_HALF_COMPARE(__heq) KERNLINT_HALF_COMPARE(__hne) KERNLINT_HALF_COMPARE(__hlt)
+KERNLINT_HALF_COMPARE(__hle) KERNLINT_HALF_COMPARE(__hgt) KERNLINT_HALF_COMPARE(__hge)
+KERNLINT_HALF_COMPARE(__hbeq2) KERNLINT_HALF_COMPARE(__hblt2) KERNLINT_HALF_COMPARE(__hbgt2)
+#undef KERNLINT_HALF_UNARY
+#undef KERNLINT_HALF_BINARY
+#undef KERNLINT_HALF_TERNARY
+#undef KERNLINT_HALF_COMPARE
 
 /* CUDA's global integer/float max and min overloads. */
 int max(int, int);
@@ -299,16 +374,31 @@ double max(float, double);
 double min(double, float);
 double min(float, double);
 
-/* SIMD-in-a-word and misc device intrinsics. */
-unsigned int __vsubss4(unsigned int, unsigned int);
-unsigned int __vaddss4(unsigned int, unsigned int);
-unsigned int __vmaxs4(unsigned int, unsigned int);
-unsigned int __vmins4(unsigned int, unsigned int);
-unsigned int __vabsdiffs4(unsigned int, unsigned int);
-unsigned int __vsub4(unsigned int, unsigned int);
-unsigned int __vadd4(unsigned int, unsigned int);
-unsigned int __vsubss2(unsigned int, unsigned int);
-unsigned int __vaddss2(unsigned int, unsigned int);
+/* SIMD-in-a-word intrinsics: __vadd2, __vminu4, ... (two and four lanes per word). */
+#define KERNLINT_SIMD_BINARY(name) \
+  __device__ unsigned int __v##name##2(unsigned int, unsigned int); \
+  __device__ unsigned int __v##name##4(unsigned int, unsigned int);
+#define KERNLINT_SIMD_UNARY(name) \
+  __device__ unsigned int __v##name##2(unsigned int); \
+  __device__ unsigned int __v##name##4(unsigned int);
+KERNLINT_SIMD_BINARY(adds) KERNLINT_SIMD_BINARY(addss) KERNLINT_SIMD_BINARY(addus)
+KERNLINT_SIMD_BINARY(avgs) KERNLINT_SIMD_BINARY(avgu) KERNLINT_SIMD_BINARY(hadd)
+KERNLINT_SIMD_BINARY(haddu) KERNLINT_SIMD_BINARY(cmpeq) KERNLINT_SIMD_BINARY(cmpges)
+KERNLINT_SIMD_BINARY(cmpgeu) KERNLINT_SIMD_BINARY(cmpgts) KERNLINT_SIMD_BINARY(cmpgtu)
+KERNLINT_SIMD_BINARY(cmples) KERNLINT_SIMD_BINARY(cmpleu) KERNLINT_SIMD_BINARY(cmplts)
+KERNLINT_SIMD_BINARY(cmpltu) KERNLINT_SIMD_BINARY(cmpne) KERNLINT_SIMD_BINARY(absdiffs)
+KERNLINT_SIMD_BINARY(absdiffu) KERNLINT_SIMD_BINARY(maxs) KERNLINT_SIMD_BINARY(maxu)
+KERNLINT_SIMD_BINARY(mins) KERNLINT_SIMD_BINARY(minu) KERNLINT_SIMD_BINARY(seteq)
+KERNLINT_SIMD_BINARY(setges) KERNLINT_SIMD_BINARY(setgeu) KERNLINT_SIMD_BINARY(setgts)
+KERNLINT_SIMD_BINARY(setgtu) KERNLINT_SIMD_BINARY(setles) KERNLINT_SIMD_BINARY(setleu)
+KERNLINT_SIMD_BINARY(setlts) KERNLINT_SIMD_BINARY(setltu) KERNLINT_SIMD_BINARY(setne)
+KERNLINT_SIMD_BINARY(sads) KERNLINT_SIMD_BINARY(sadu) KERNLINT_SIMD_BINARY(sub)
+KERNLINT_SIMD_BINARY(subss) KERNLINT_SIMD_BINARY(subus) KERNLINT_SIMD_BINARY(add)
+KERNLINT_SIMD_UNARY(abs) KERNLINT_SIMD_UNARY(absss) KERNLINT_SIMD_UNARY(neg)
+KERNLINT_SIMD_UNARY(negss)
+#undef KERNLINT_SIMD_BINARY
+#undef KERNLINT_SIMD_UNARY
+/* Misc device intrinsics. */
 [[noreturn]] void __trap();
 void __brkpt();
 int __isGlobal(const void*);

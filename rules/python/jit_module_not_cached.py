@@ -53,6 +53,7 @@ import re
 
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
+from kernlint.python.jit import partial_lines as jit_partial_lines
 
 RULE = Rule(
     code="PY004",
@@ -60,6 +61,7 @@ RULE = Rule(
     language="python",
     summary="`load_jit(...)` outside a `@cache_once` factory",
     triggers=(b"load_jit",),
+    partial_lines=jit_partial_lines,
 )
 
 

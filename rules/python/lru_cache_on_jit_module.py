@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from kernlint.model import Edit, Fix, Rule
 from kernlint.python.facts import node_span
+from kernlint.python.jit import partial_lines as jit_partial_lines
 
 RULE = Rule(
     code="PY005",
@@ -52,6 +53,7 @@ RULE = Rule(
     summary="`functools.lru_cache` on a JIT module factory (use `@cache_once`)",
     fix="unsafe",
     triggers=(b"load_jit",),
+    partial_lines=jit_partial_lines,
 )
 
 

@@ -75,6 +75,8 @@ RULE = Rule(
     # No byte triggers: under the `import-time` policy a file can be reported for importing a
     # module that imports aiter, without the word in its own bytes. `check` filters itself.
     needs_tree=False,
+    # The imports, their enclosing blocks and the module's gates are all it reads.
+    partial_lines=re.compile(rb"\baiter\b"),
 )
 # An aiter import needs `import ... aiter`, `from aiter`, or `import_module("aiter`.
 _AITER_IMPORT = re.compile(

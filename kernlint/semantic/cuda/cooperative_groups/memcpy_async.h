@@ -1,0 +1,3 @@
+/* kernlint stand-in: everything is declared in <cooperative_groups.h>. */
+#pragma once
+#include <cooperative_groups.h>

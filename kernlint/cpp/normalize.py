@@ -22,41 +22,41 @@ import re
 from dataclasses import dataclass, field
 
 # `#pragma ...` lines, with backslash continuations.
-_PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n]*\\\r?\n)*[^\n]*", re.M)
+_PRAGMA = re.compile(rb"\n([ \t]*#[ \t]*pragma\b(?:[^\n]*\\\r?\n)*[^\n]*)")
 # `_Pragma("unroll")`
 _PRAGMA_OP = re.compile(rb"\b_Pragma\s*\(")
 # A line holding nothing but an unroll/pragma macro, e.g. `CUTLASS_PRAGMA_UNROLL`, `CUTE_UNROLL`.
 _PRAGMA_MACRO_LINE = re.compile(
-    rb"^[ \t]*([A-Z][A-Z0-9_]*(?:UNROLL|PRAGMA)[A-Z0-9_]*)[ \t]*(?=\r?\n|$)", re.M
+    rb"\n[ \t]*([A-Z][A-Z0-9_]*(?:UNROLL|PRAGMA)[A-Z0-9_]*)[ \t]*(?=\r?\n|$)"
 )
 # Attribute-like macros and keywords that take a balanced argument list.
 _ATTR_CALL = re.compile(
-    rb"\b(__launch_bounds__|__align__|CUTE_ALIGNAS|__cluster_dims__|__attribute__|__declspec"
+    rb"(__launch_bounds__|__align__|CUTE_ALIGNAS|__cluster_dims__|__attribute__|__declspec"
     rb"|__maxnreg__|alignas|TVM_FFI_DECLARE_OBJECT_INFO(?:_FINAL)?|TVM_FFI_DECLARE_BASE_OBJECT_INFO)"
     rb"\s*\("
 )
 # Attribute-like words the grammar does not know.
 _ATTR_WORD = re.compile(
-    rb"\b(__grid_constant__|__forceinline__|__noinline__|__inline__|CUTE_HOST_DEVICE|CUTE_DEVICE"
+    rb"(__grid_constant__|__forceinline__|__noinline__|__inline__|CUTE_HOST_DEVICE|CUTE_DEVICE"
     rb"|CUTE_HOST|CUTLASS_DEVICE|CUTLASS_HOST_DEVICE|CUTLASS_GLOBAL|__nv_pure__)\b"
 )
 # `= {}` (value-initialized default argument / initializer) -> `= 0 `.
 _EMPTY_INIT = re.compile(rb"=[ \t]*\{\}")
 # C++17 `using a::b, c::d;` (the grammar knows only one name per using-declaration).
-_MULTI_USING = re.compile(rb"^[ \t]*using[ \t]+(?!namespace\b)[\w:<>]+[ \t]*,[^;={}]*;", re.M)
+_MULTI_USING = re.compile(rb"\n([ \t]*using[ \t]+(?!namespace\b)[\w:<>]+[ \t]*,[^;={}]*;)")
 # A statement-like macro call alone on its line without a `;`, e.g. `ACT_GET_IF(host::kU4)`.
-_MACRO_STATEMENT = re.compile(rb"^[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*\(", re.M)
+_MACRO_STATEMENT = re.compile(rb"\n[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*\(")
 # Declaration-generating macros used at class or namespace scope.
 _DECL_MACRO = re.compile(rb"\b(SGL_REGISTER_[A-Z_]+)[ \t]*\(")
 # `__builtin_bit_cast(float, x)`: a type as first argument -> `__builtin_bit_cast(0    , x)`.
 _BIT_CAST = re.compile(rb"\b__builtin_bit_cast[ \t]*\([ \t]*([A-Za-z_][\w:]*(?:[ \t]*\*)*)[ \t]*,")
 # `typename T::X(args)` / `typename T::X{}` used as an expression (functional cast).
-_TYPENAME_EXPR = re.compile(rb"\btypename[ \t]+[A-Za-z_][\w:]*::\w+[ \t]*[({]")
+_TYPENAME_EXPR = re.compile(rb"typename[ \t]+[A-Za-z_][\w:]*::\w+[ \t]*[({]")
 # `__device__ friend` -> `friend __device__` (same length; the grammar wants `friend` first).
 _DEVICE_FRIEND = re.compile(rb"\b__device__([ \t]+)friend\b")
 # Object-like `#define NAME expansion` (one line).
 _DEFINE = re.compile(
-    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*(?://[^\n]*)?$", re.M
+    rb"\n[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*(?://[^\n]*)?$", re.M
 )
 _TOKEN = re.compile(rb"[A-Za-z_]\w*|\(|\)|,|[^\sA-Za-z_(),]+")
 
@@ -187,33 +187,70 @@ def _local_attribute_macros(defines) -> dict[bytes, frozenset[str]]:
     return table
 
 
+class _Shifted:
+    """A match found in `b"\\n" + data`, with offsets of `data` (groups >= 1 only)."""
+
+    __slots__ = ("_m",)
+
+    def __init__(self, m) -> None:
+        self._m = m
+
+    def start(self, group: int) -> int:
+        return self._m.start(group) - 1
+
+    def end(self, group: int = 0) -> int:
+        return self._m.end(group) - 1
+
+    def group(self, group: int):
+        return self._m.group(group)
+
+
+def _line_matches(pattern, padded: bytes):
+    """Matches of a pattern that starts with `\\n` (a line start: 5x faster to search than
+    `^` under re.M) in the file, the first line included (`padded` is the file after a `\\n`)."""
+    return map(_Shifted, pattern.finditer(padded))
+
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _starts_word(data: bytes, at: int) -> bool:
+    """Does a match at `at` start a word (what a leading `\\b` would check, but a pattern
+    starting with a literal is searched much faster)?"""
+    return at == 0 or data[at - 1] not in _WORD_BYTES
+
+
 def normalize(data: bytes) -> Normalized:
     """Normalize C++/CUDA source bytes; the result has exactly the same length and line breaks."""
     out = bytearray(data)
     attributes: list[Attribute] = []
     has_hash = b"#" in data
+    padded = b"\n" + data
 
     if has_hash and b"pragma" in data:
-        for m in _PRAGMA.finditer(data):
-            _blank(out, m.start(), m.end())
+        for m in _line_matches(_PRAGMA, padded):
+            _blank(out, m.start(1), m.end(1))
     if b"_Pragma" in data:
         for m in _PRAGMA_OP.finditer(data):
             end = _balanced_end(data, m.end())
             if end > 0:
                 _blank(out, m.start(), end)
     if b"UNROLL" in data or b"PRAGMA" in data:
-        for m in _PRAGMA_MACRO_LINE.finditer(data):
+        for m in _line_matches(_PRAGMA_MACRO_LINE, padded):
             _blank(out, m.start(1), m.end(1))
     for m in _ATTR_CALL.finditer(data):
+        if not _starts_word(data, m.start()):
+            continue
         end = _balanced_end(data, m.end())
         if end > 0:
             _blank(out, m.start(), end)
     for m in _ATTR_WORD.finditer(data):
-        _blank(out, m.start(), m.end())
-    if b"using" in data:
-        for m in _MULTI_USING.finditer(data):
+        if _starts_word(data, m.start()):
             _blank(out, m.start(), m.end())
-    for m in _MACRO_STATEMENT.finditer(data):
+    if b"using" in data:
+        for m in _line_matches(_MULTI_USING, padded):
+            _blank(out, m.start(1), m.end(1))
+    for m in _line_matches(_MACRO_STATEMENT, padded):
         end = _balanced_end(data, m.end())
         if end < 0:
             continue
@@ -235,6 +272,8 @@ def normalize(data: bytes) -> Normalized:
             out[m.start(1) : m.end(1)] = b"0" + b" " * (m.end(1) - m.start(1) - 1)
     if b"typename" in data:
         for m in _TYPENAME_EXPR.finditer(data):
+            if not _starts_word(data, m.start()):
+                continue
             # Only in expression position: after `(`, `,`, `=`, `return`, or at a line start.
             before = data[max(0, m.start() - 16) : m.start()].rstrip(b" \t")
             if not before or before.endswith((b"(", b",", b"=", b"\n", b"return")):
@@ -243,14 +282,14 @@ def normalize(data: bytes) -> Normalized:
         for m in _EMPTY_INIT.finditer(data):
             out[m.end() - 2 : m.end()] = b"0 "
 
-    defines = list(_DEFINE.finditer(data)) if has_hash else []
+    defines = list(_line_matches(_DEFINE, padded)) if has_hash else []
     macros = _local_attribute_macros(defines) if defines else dict(KNOWN_ATTRIBUTE_MACROS)
     if macros:
         names = sorted(macros, key=len, reverse=True)
-        pattern = re.compile(rb"\b(" + b"|".join(re.escape(n) for n in names) + rb")\b")
+        pattern = re.compile(rb"(" + b"|".join(re.escape(n) for n in names) + rb")\b")
         define_lines = {m.start(1) for m in defines}
         for m in pattern.finditer(data):
-            if m.start() in define_lines:
+            if m.start() in define_lines or not _starts_word(data, m.start()):
                 continue
             # Skip uses inside preprocessor lines (e.g. `#define X SGL_DEVICE`).
             line_start = data.rfind(b"\n", 0, m.start()) + 1

@@ -281,7 +281,14 @@ __device__ unsigned long long atomicAnd(unsigned long long*, unsigned long long)
 __device__ unsigned long long atomicXor(unsigned long long*, unsigned long long);
 __device__ float atomicMax(float*, float);
 __device__ float atomicMin(float*, float);
-__device__ unsigned int __cvta_generic_to_shared(const void*);
+__device__ unsigned long long __cvta_generic_to_shared(const void*);
+__device__ unsigned long long __cvta_generic_to_global(const void*);
+__device__ unsigned long long __cvta_generic_to_constant(const void*);
+__device__ unsigned long long __cvta_generic_to_local(const void*);
+__device__ void* __cvta_shared_to_generic(unsigned long long);
+__device__ void* __cvta_global_to_generic(unsigned long long);
+__device__ void* __cvta_constant_to_generic(unsigned long long);
+__device__ void* __cvta_local_to_generic(unsigned long long);
 __device__ void __barrier_sync(unsigned int);
 __device__ void __barrier_sync_count(unsigned int, unsigned int);
 __device__ unsigned int __reduce_add_sync(unsigned int, unsigned int);
@@ -403,3 +410,16 @@ KERNLINT_SIMD_UNARY(negss)
 void __brkpt();
 int __isGlobal(const void*);
 int __isShared(const void*);
+
+/* nvcc's host pass: code guarded by `__CUDACC__`/`__NVCC__` (CUTLASS's device helpers, vendored
+   libraries that refuse to build otherwise) is what nvcc compiles. The CUDA headers that change
+   meaning under these macros are included above, before they are defined. */
+#if __has_include(<cuda_fp16.h>)
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#endif
+#define __CUDACC__ 1
+#define __NVCC__ 1
+#define __CUDACC_VER_MAJOR__ 13
+#define __CUDACC_VER_MINOR__ 0
+#define __CUDACC_VER_BUILD__ 0

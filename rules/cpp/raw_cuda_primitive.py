@@ -194,11 +194,14 @@ def check(ctx) -> None:
         fn = node.child_by_field_name("function")
         if fn is None:
             continue
-        if any(c.type == "kernel_call_syntax" for c in node.children) or _is_launch(fn):
+        name = simple_name(fn)
+        # A `<<<...>>>` launch is a call with a third child (function, kernel_call_syntax, args).
+        if (
+            node.child_count > 2 and any(c.type == "kernel_call_syntax" for c in node.children)
+        ) or _is_launch(fn, name):
             owner = _enclosing_function(node)
             if owner is not None:
                 launches.setdefault(owner.id, node.end_byte)
-        name = simple_name(fn)
         if name in _SHUFFLES:
             op = _reduction_op(node)
             if op is not None:
@@ -252,8 +255,7 @@ def _forceinline(ctx) -> None:
         )
 
 
-def _is_launch(fn) -> bool:
-    name = simple_name(fn)
+def _is_launch(fn, name: str) -> bool:
     if name.startswith("cudaLaunch"):
         return True
     # host::LaunchKernel(grid, block, device)(kernel, args...): the callee is itself a call.

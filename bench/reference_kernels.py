@@ -6,6 +6,7 @@ For rows in 1, 16, 256, 4096, 16384 and hidden in 4096, 8192: achieved bandwidth
 kernel, the Triton kernel, torch eager and torch.compile, next to the device's measured
 device-to-device copy bandwidth. Each time is the median of many runs measured with CUDA
 events; before every run the L2 cache is flushed (a 512 MiB write), so inputs come from HBM.
+Next to it, each implementation's kernel time alone (CUPTI, through torch.profiler).
 Bytes counted: read x, read residual, write residual, write out (2 bytes each per element), and
 the weight once.
 """
@@ -67,6 +68,44 @@ def median_ms(fn, flush, reps):
     return statistics.median(s.elapsed_time(e) for s, e in zip(start, end, strict=True))
 
 
+def kernel_us(fn, flush, reps=60):
+    """Median duration of the kernels `fn` launches, from CUPTI (torch.profiler), at the GPU's
+    running clocks: the kernel alone, without the ~1 us between a launch and the kernel's start
+    that CUDA events include for every implementation alike. Same L2 flush and spin before each
+    run as `median_ms`."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            flush.zero_()
+            torch.cuda._sleep(200_000)
+            fn()
+        torch.cuda.synchronize()
+    events = sorted(
+        (e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+        key=lambda e: e.time_range.start,
+    )
+    # Each run: the flush (a fill kernel), a spin, then the implementation's kernels.
+    runs, current, after_spin = [], 0.0, False
+    for e in events:
+        name = e.name.lower()
+        if "spin_kernel" in name:
+            after_spin, current = True, 0.0
+        elif "fill" in name:  # the next run's flush: this run is complete
+            if after_spin:
+                runs.append(current)
+            after_spin = False
+        elif after_spin:
+            current += e.time_range.end - e.time_range.start
+    if after_spin:
+        runs.append(current)
+    return statistics.median(runs) if runs else float("nan")
+
+
 def host_us(fn, reps=200):
     """Median host time of one call (enqueue only), in microseconds."""
     import time
@@ -101,6 +140,7 @@ def measure_shape(rows, hidden, kernels, flush, reps):
     for name, fn in impls.items():
         ms = median_ms(fn, flush, reps)
         row[name + "_us"] = ms * 1e3
+        row[name + "_kernel_us"] = kernel_us(fn, flush)
         row[name + "_gbs"] = nbytes / (ms * 1e-3) / 1e9
         if rows == 1:
             row[name + "_host_us"] = host_us(fn)
@@ -150,8 +190,9 @@ def main() -> None:
     lines = [
         f"device: {device}; torch {torch.__version__}; copy bandwidth {copy_gbs:.0f} GB/s",
         "",
-        "| rows x hidden | CUDA | Triton | torch eager | torch.compile | CUDA % of copy | CUDA vs compile |",
-        "|---|---|---|---|---|---|---|",
+        "| rows x hidden | CUDA | Triton | torch eager | torch.compile | CUDA % of copy "
+        "| CUDA vs compile | kernel time: CUDA / Triton / compile (us) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows_out:
         cells = [
@@ -163,7 +204,9 @@ def main() -> None:
         lines.append(
             f"| {r['rows']} x {r['hidden']} | "
             + " | ".join(cells)
-            + f" | {pct:.0f}% | {speedup:.2f}x |"
+            + f" | {pct:.0f}% | {speedup:.2f}x | "
+            + " / ".join(f"{r[k + '_kernel_us']:.2f}" for k in ("cuda", "triton", "torch_compile"))
+            + " |"
         )
     first = next(r for r in rows_out if r["rows"] == 1)
     lines += [

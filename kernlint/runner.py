@@ -22,24 +22,47 @@ def _jit_matters(rules, language) -> bool:
     return any(r.scope == "jit" and r.language in (language, "any") for r in rules)
 
 
-def _lint_one(cand, resolver, registry, keep_source):
+def _lint_one(cand, resolver, registry, keep_source, want_digest=True):
     settings = resolver.for_file(cand.abspath)
     rules = settings.rules_for(cand.abspath)
     is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
     res = lint_file(cand.abspath, cand.display, cand.language, settings, is_jit, registry)
     digest = None
     if res.source is not None:
-        from .cache import content_hash
+        if want_digest:
+            from .cache import content_hash
 
-        digest = content_hash(res.source.data)
+            digest = content_hash(res.source.data)
         if not keep_source:
             res.source = None
     return res, digest
 
 
-def _lint_chunk(chunk):
+def _wrapper_targets_of(res) -> set[str]:
+    """FFI wrapper targets named in a linted Python file (read once, for the lint)."""
+    data = res.source.data if res.source is not None else b""
+    if b"cuda_wrappers" not in data:
+        return set()
+    from .project import targets_in_snippets
+
+    return targets_in_snippets(data)
+
+
+def _lint_chunk(job):
+    chunk, targets, want_digest, want_targets = job
     resolver, registry = _POOL_STATE["resolver"], _POOL_STATE["registry"]
-    return [(i, *_lint_one(cand, resolver, registry, False)) for i, cand in chunk]
+    if targets is not None:
+        from .project import set_wrapper_targets
+
+        set_wrapper_targets(targets)
+    done, found = [], set()
+    for i, cand in chunk:
+        res, digest = _lint_one(cand, resolver, registry, True, want_digest)
+        if want_targets:
+            found |= _wrapper_targets_of(res)
+        res.source = None
+        done.append((i, res, digest))
+    return done, found
 
 
 def _jobs() -> int:
@@ -54,7 +77,13 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     """Lint candidates (cached results reused); results come back in candidate order."""
     from .cache import settings_key
 
-    _collect_project_facts(candidates, resolver, cache)
+    jobs = jobs or _jobs()
+    parallel = jobs > 1 and len(candidates) >= PARALLEL_THRESHOLD and _can_fork()
+    # Without a cache, in parallel, the FFI wrapper targets named in Python files are gathered
+    # by the workers while they lint those files (each file read once), and handed to the
+    # C++ files after; with a cache they are needed first, for the C++ files' cache keys.
+    deferred = parallel and cache is None and _wants_wrappers(candidates, resolver)
+    _collect_project_facts(candidates, resolver, cache, wrappers=not deferred)
     results = [None] * len(candidates)
     keys = [None] * len(candidates)
     stats = [None] * len(candidates)
@@ -76,19 +105,39 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                     continue
         pending.append((i, cand))
 
-    jobs = jobs or _jobs()
-    if jobs > 1 and len(pending) >= PARALLEL_THRESHOLD and _can_fork():
+    want_digest = cache is not None
+    if parallel and len(pending) >= PARALLEL_THRESHOLD:
         import multiprocessing
 
         _POOL_STATE.update(resolver=resolver, registry=registry)
-        n_chunks = min(len(pending), jobs * 16)
-        chunks = [pending[k::n_chunks] for k in range(n_chunks)]
         ctx = multiprocessing.get_context("fork")
+        done = []
         with ctx.Pool(jobs) as pool:
-            done = [item for part in pool.imap_unordered(_lint_chunk, chunks) for item in part]
+            if deferred:
+                python = [p for p in pending if p[1].language == "python"]
+                others = [p for p in pending if p[1].language != "python"]
+                targets: set[str] = set()
+                for part, found in pool.imap_unordered(
+                    _lint_chunk, _chunks(python, jobs, None, want_digest, True)
+                ):
+                    done += part
+                    targets |= found
+                from .project import set_wrapper_targets
+
+                set_wrapper_targets(targets)
+                frozen = frozenset(targets)
+                for part, _ in pool.imap_unordered(
+                    _lint_chunk, _chunks(others, jobs, frozen, want_digest, False)
+                ):
+                    done += part
+            else:
+                for part, _ in pool.imap_unordered(
+                    _lint_chunk, _chunks(pending, jobs, None, want_digest, False)
+                ):
+                    done += part
         _POOL_STATE.clear()
     else:
-        done = [(i, *_lint_one(cand, resolver, registry, True)) for i, cand in pending]
+        done = [(i, *_lint_one(cand, resolver, registry, True, want_digest)) for i, cand in pending]
 
     for i, res, digest in done:
         results[i] = res
@@ -97,20 +146,34 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     return results
 
 
+def _chunks(pending, jobs, targets, want_digest, want_targets):
+    """Work items: chunks interleaved over the list (big and small files mixed), enough of
+    them to balance the workers, few enough to amortize the hand-over."""
+    n = min(len(pending), jobs * 16)
+    return [(pending[k::n], targets, want_digest, want_targets) for k in range(n)]
+
+
 FFI_RULE = "ffi-non-fixed-width-int"
 AITER_RULE = "ungated-aiter-import"
 
 
-def _collect_project_facts(candidates, resolver, cache=None) -> None:
-    """Cross-file facts (FFI wrapper targets named in Python), gathered once per run."""
+def _wants_wrappers(candidates, resolver) -> bool:
+    """Do the C++ files need the FFI wrapper targets named in the Python files?"""
+    first_cpp = next((c for c in candidates if c.language == "cpp"), None)
+    if first_cpp is None:
+        return False
+    settings = resolver.for_file(first_cpp.abspath)
+    return any(r.name == FFI_RULE for r in settings.rules_for(first_cpp.abspath))
+
+
+def _collect_project_facts(candidates, resolver, cache=None, wrappers=True) -> None:
+    """Cross-file facts (FFI wrapper targets named in Python), gathered once per run
+    (`wrappers=False`: the pool gathers the targets while linting the Python files)."""
     from .project import collect, collect_aiter_import_time, set_aiter_findings, set_wrapper_targets
 
     targets: set[str] = set()
-    first_cpp = next((c for c in candidates if c.language == "cpp"), None)
-    if first_cpp is not None:
-        settings = resolver.for_file(first_cpp.abspath)
-        if any(r.name == FFI_RULE for r in settings.rules_for(first_cpp.abspath)):
-            targets = collect((c.abspath for c in candidates if c.language == "python"), cache)
+    if wrappers and _wants_wrappers(candidates, resolver):
+        targets = collect((c.abspath for c in candidates if c.language == "python"), cache)
     set_wrapper_targets(targets)
     aiter: dict = {}
     python = [c for c in candidates if c.language == "python"]

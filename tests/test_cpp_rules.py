@@ -73,6 +73,26 @@ def test_ffi_target_named_in_python_is_a_boundary(tmp_path):
     assert _findings(alone) == []
 
 
+def test_ffi_targets_gathered_by_parallel_workers(tmp_path):
+    """Enough files for the process pool: without a cache the workers gather the targets while
+    linting the Python files and hand them to the C++ files; same findings as with a cache
+    (targets gathered first) and as one file at a time."""
+    root, cuh = _tree(tmp_path)
+    ops = root / "ops"
+    for i in range(60):
+        (ops / f"filler_{i}.py").write_text(f"VALUE_{i} = {i}\n")
+        (cuh.parent / f"filler_{i}.cuh").write_text(
+            f"#pragma once\nnamespace sglang {{\ninline int f{i}() {{ return {i}; }}\n}}\n"
+        )
+    args = ("check", str(root), "--select", "CU005", "--output-format", "json")
+    cold = run(*args, "--no-cache")
+    cached = run(*args, "--cache-dir", str(tmp_path / "cache"))
+    got = _findings(cold)
+    assert [(c, r) for c, r, _ in got] == [("CU005", 7)]
+    assert "`fits` returns `int`" in got[0][2]
+    assert _findings(cached) == got
+
+
 def test_cached_results_follow_the_python_targets(tmp_path):
     root, cuh = _tree(tmp_path)
     cache = str(tmp_path / "cache")

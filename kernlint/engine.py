@@ -92,12 +92,12 @@ class Context:
             return None
         from .python.skeleton import skeleton
 
-        keep = set()
+        keep = {1}  # line-start patterns search after a newline: the first line is kept
         line_index = self.source.line_index
         for pattern in self.partial_lines:
             for m in pattern.finditer(self.data):
-                keep.add(line_index(m.start()) + 1)
-        return skeleton(self.data, sorted(keep))
+                keep.add(line_index(m.end() - 1) + 1)  # the line of the match's last byte
+        return skeleton(self.data, sorted(keep), self.source.line_starts)
 
     @cached_property
     def facts(self):
@@ -176,14 +176,12 @@ _PLAN_CACHE: dict[tuple, tuple] = {}
 
 def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
     """Rules that can run on files of this language, split by whether they have byte
-    triggers, with one regex matching any trigger (computed once per rule set)."""
+    triggers, with all the trigger words (computed once per rule set)."""
     key = (tuple(map(id, rules)), language, is_jit)
     plan = _PLAN_CACHE.get(key)
     if plan is not None and not all(a is b for a, b in zip(plan[3], rules, strict=True)):
         plan = None  # an id reused by a different rule object
     if plan is None:
-        import re
-
         usable = [
             r
             for r in rules
@@ -193,18 +191,18 @@ def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
         ]
         triggered = [r for r in usable if r.triggers]
         always = [r for r in usable if not r.triggers]
-        words = sorted({t for r in triggered for t in r.triggers}, key=len, reverse=True)
-        any_trigger = re.compile(b"|".join(re.escape(w) for w in words)) if words else None
-        plan = (usable, always, any_trigger, tuple(rules))
+        words = tuple(sorted({t for r in triggered for t in r.triggers}, key=len, reverse=True))
+        plan = (usable, always, words, tuple(rules))
         _PLAN_CACHE[key] = plan
     return plan
 
 
 def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool) -> list[Rule]:
     data = source.data
-    usable, always, any_trigger, _ = _plan(rules, source.language, is_jit)
-    # Most files contain no trigger at all: one C-level regex search decides that.
-    candidates = usable if any_trigger is not None and any_trigger.search(data) else always
+    usable, always, words, _ = _plan(rules, source.language, is_jit)
+    # Most files contain no trigger at all: a few substring searches (memchr speed, several
+    # times faster than one regex alternation over the same bytes) decide that.
+    candidates = usable if any(w in data for w in words) else always
     out = []
     for rule in candidates:
         if rule.triggers and not any(t in data for t in rule.triggers):

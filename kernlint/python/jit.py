@@ -32,7 +32,7 @@ def decorator_kind(dec, facts) -> str | None:
 _LOAD_JIT_LINE = re.compile(rb"\bload_jit\b")
 
 
-_JIT_PARTIAL = re.compile(rb"\bload_jit\b|^[ \t]*@[\w.]+[ \t]*\(", re.M)
+_JIT_PARTIAL = re.compile(rb"load_jit|\n[ \t]*@[\w.]+[ \t]*\(")
 _LOAD_JIT_ALIAS = re.compile(rb"\bload_jit[ \t]+as\b")
 
 

@@ -62,6 +62,7 @@ type (overloads, explicit template arguments) must be updated with it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from kernlint.cpp.facts import name_node
 from kernlint.cpp.lexer import span_at
@@ -150,7 +151,12 @@ def _is_wrapper_target(func, targets) -> bool:
     cls = _enclosing_class(func.node) or (parts[-2] if len(parts) > 1 else "")
     wanted = f"{cls}::{simple}" if cls else simple
     # Compare on the last two components (`Kernel::run`) or the bare name.
-    return any("::".join(t.split("::")[-2:]) == wanted for t in targets)
+    return wanted in _target_tails(frozenset(targets))
+
+
+@lru_cache(maxsize=4)
+def _target_tails(targets: frozenset) -> frozenset:
+    return frozenset("::".join(t.split("::")[-2:]) for t in targets)
 
 
 def _target_token(target: str) -> bytes:

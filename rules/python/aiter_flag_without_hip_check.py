@@ -51,7 +51,7 @@ RULE = Rule(
     language="python",
     summary="`SGLANG_USE_AITER` flag not and-ed with a HIP check",
     triggers=(b"SGLANG_USE_AITER",),
-    partial_lines=re.compile(rb"SGLANG_USE_AITER\b"),
+    partial_lines=re.compile(rb"SGLANG_USE_AITER"),
 )
 _ENV_LINE = re.compile(rb"SGLANG_USE_AITER\b")
 

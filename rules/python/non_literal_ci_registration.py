@@ -50,7 +50,7 @@ RULE = Rule(
     summary="`register_*_ci(...)` with non-literal arguments or not at module level",
     triggers=(b"_ci",),
     # A call to `register_<backend>_ci`, or an import of one under another name.
-    prefilter=re.compile(rb"\bregister_\w+_ci\b"),
+    prefilter=re.compile(rb"register_\w+_ci\b"),
 )
 _CI_LINE = re.compile(rb"\bregister_\w+_ci\b")
 

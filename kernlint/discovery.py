@@ -35,9 +35,9 @@ class _GitIgnores:
                 try:
                     with open(path, encoding="utf-8", errors="replace") as fh:
                         lines = fh.read().splitlines()
-                    import pathspec
+                    from .globmatch import GitIgnoreMatcher
 
-                    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                    spec = GitIgnoreMatcher(lines)
                 except OSError:
                     spec = None
             self._cache[directory] = spec
@@ -53,12 +53,10 @@ class _GitIgnores:
             rel = os.path.relpath(abspath, directory).replace(os.sep, "/")
             if is_dir:
                 rel += "/"
-            # Later (deeper) files override earlier ones; negations handled by pathspec.
-            res = spec.check_file(rel) if hasattr(spec, "check_file") else None
-            if res is not None and getattr(res, "include", None) is not None:
-                result = bool(res.include)
-            elif spec.match_file(rel):
-                result = True
+            # Later (deeper) files override earlier ones; `!` re-includes.
+            verdict = spec.check(rel)
+            if verdict is not None:
+                result = verdict
         return result
 
 

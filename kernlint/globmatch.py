@@ -1,6 +1,6 @@
 """gitignore-style pattern matching without importing pathspec (which costs ~40 ms to import:
-too much for the one-file pre-commit case). Used for `jit-roots`; tested for equivalence with
-`pathspec.GitIgnoreSpec` (tests/test_globmatch.py).
+too much for the one-file pre-commit case). Used for `jit-roots` and `.gitignore` files; tested
+for equivalence with `pathspec.GitIgnoreSpec` (tests/test_globmatch.py).
 
 Semantics (git's): the last matching pattern wins, `!` negates; a pattern without a slash
 (other than a trailing one) matches at any depth, with one it is anchored at the root; `*` and
@@ -74,13 +74,18 @@ class GitIgnoreMatcher:
     def __init__(self, patterns) -> None:
         self.rules = [t for t in (_translate(p) for p in patterns) if t is not None]
 
-    def match_file(self, path: str) -> bool:
+    def check(self, path: str) -> bool | None:
+        """True (ignored), False (re-included by a `!` pattern) or None (no pattern matched):
+        the last matching pattern decides. A directory is given with a trailing `/`."""
         path = path.lstrip("/")
-        matched = False
+        result = None
         for regex, negated in self.rules:
             if regex.match(path):
-                matched = not negated
-        return matched
+                result = not negated
+        return result
+
+    def match_file(self, path: str) -> bool:
+        return bool(self.check(path))
 
 
 @lru_cache(maxsize=64)

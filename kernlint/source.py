@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 CPP_EXTENSIONS = frozenset(
     {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl"}
@@ -40,13 +41,9 @@ class SourceFile:
     @property
     def line_starts(self) -> list[int]:
         if not self._line_starts:
-            starts = [0]
-            find = self.data.find
-            i = find(b"\n")
-            while i >= 0:
-                starts.append(i + 1)
-                i = find(b"\n", i + 1)
-            self._line_starts = starts
+            lines = self.data.split(b"\n")
+            lines.pop()
+            self._line_starts = [0, *accumulate(len(line) + 1 for line in lines)]
         return self._line_starts
 
     def line_index(self, offset: int) -> int:

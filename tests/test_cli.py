@@ -255,6 +255,21 @@ def test_gitignore_honored(tmp_path):
     assert len(json.loads(p.stdout)) == 1
 
 
+def test_nested_gitignore_reincludes(tmp_path):
+    """A deeper .gitignore overrides an outer one: `!keep.cu` re-includes a file an outer `*.cu`
+    ignores; a directory pattern ignores what is inside."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*.cu\nbuild/\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / ".gitignore").write_text("!keep.cu\n")
+    for rel in ("a.cu", "sub/keep.cu", "sub/other.cu", "build/x.cuh", "c.cuh"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("// \u2014\n", encoding="utf-8")
+    p = run("check", ".", "--output-format", "json", cwd=tmp_path)
+    assert sorted(d["path"] for d in json.loads(p.stdout)) == ["c.cuh", "sub/keep.cu"]
+
+
 def test_force_exclude(tmp_path):
     (tmp_path / "kernlint.toml").write_text('extend-exclude = ["third_party/"]\n')
     (tmp_path / "third_party").mkdir()

@@ -58,13 +58,18 @@ PATHS = [
 ]
 
 
+DIRS = ["build", "src/build", "dir", "x/y", "kernels/jit/csrc", "not_jit", "a/b"]
+
+
 def test_same_answers_as_pathspec():
     compared = 0
     for size in (1, 2, 3):
         for combo in itertools.combinations(PATTERNS, size):
             theirs = pathspec.GitIgnoreSpec.from_lines(combo)
             ours = GitIgnoreMatcher(combo)
-            for path in PATHS:
+            for path in PATHS + [p + "/" for p in DIRS]:
                 assert ours.match_file(path) == theirs.match_file(path), (combo, path)
+                # The three-way answer discovery uses for nested .gitignore files.
+                assert ours.check(path) == theirs.check_file(path).include, (combo, path)
                 compared += 1
     assert compared > 20000

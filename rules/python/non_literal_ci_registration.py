@@ -48,7 +48,7 @@ RULE = Rule(
     name="non-literal-ci-registration",
     language="python",
     summary="`register_*_ci(...)` with non-literal arguments or not at module level",
-    triggers=(b"_ci",),
+    triggers=(b"register_",),
     # A call to `register_<backend>_ci`, or an import of one under another name.
     prefilter=re.compile(rb"register_\w+_ci\b"),
 )

@@ -30,16 +30,34 @@ _PRAGMA_MACRO_LINE = re.compile(
     rb"\n[ \t]*([A-Z][A-Z0-9_]*(?:UNROLL|PRAGMA)[A-Z0-9_]*)[ \t]*(?=\r?\n|$)"
 )
 # Attribute-like macros and keywords that take a balanced argument list.
-_ATTR_CALL = re.compile(
-    rb"(__launch_bounds__|__align__|CUTE_ALIGNAS|__cluster_dims__|__attribute__|__declspec"
-    rb"|__maxnreg__|alignas|TVM_FFI_DECLARE_OBJECT_INFO(?:_FINAL)?|TVM_FFI_DECLARE_BASE_OBJECT_INFO)"
-    rb"\s*\("
+_ATTR_CALL_WORDS = (
+    b"__launch_bounds__",
+    b"__align__",
+    b"CUTE_ALIGNAS",
+    b"__cluster_dims__",
+    b"__attribute__",
+    b"__declspec",
+    b"__maxnreg__",
+    b"alignas",
+    b"TVM_FFI_DECLARE_OBJECT_INFO_FINAL",
+    b"TVM_FFI_DECLARE_OBJECT_INFO",
+    b"TVM_FFI_DECLARE_BASE_OBJECT_INFO",
 )
 # Attribute-like words the grammar does not know.
-_ATTR_WORD = re.compile(
-    rb"(__grid_constant__|__forceinline__|__noinline__|__inline__|CUTE_HOST_DEVICE|CUTE_DEVICE"
-    rb"|CUTE_HOST|CUTLASS_DEVICE|CUTLASS_HOST_DEVICE|CUTLASS_GLOBAL|__nv_pure__)\b"
+_ATTR_WORDS = (
+    b"__grid_constant__",
+    b"__forceinline__",
+    b"__noinline__",
+    b"__inline__",
+    b"CUTE_HOST_DEVICE",
+    b"CUTE_DEVICE",
+    b"CUTE_HOST",
+    b"CUTLASS_DEVICE",
+    b"CUTLASS_HOST_DEVICE",
+    b"CUTLASS_GLOBAL",
+    b"__nv_pure__",
 )
+_SPACE_BYTES = frozenset(b" \t\r\n\f\v")
 # `= {}` (value-initialized default argument / initializer) -> `= 0 `.
 _EMPTY_INIT = re.compile(rb"=[ \t]*\{\}")
 # C++17 `using a::b, c::d;` (the grammar knows only one name per using-declaration).
@@ -220,6 +238,55 @@ def _starts_word(data: bytes, at: int) -> bool:
     return at == 0 or data[at - 1] not in _WORD_BYTES
 
 
+def _occurrences(data: bytes, words) -> list[tuple[int, bytes]]:
+    """(offset, word) of every occurrence of the words, in file order. `bytes.find` runs at
+    memchr speed: several times faster than a regex alternation of the same words."""
+    hits = []
+    find = data.find
+    for word in words:
+        i = find(word)
+        while i >= 0:
+            hits.append((i, word))
+            i = find(word, i + 1)
+    hits.sort()
+    return hits
+
+
+def _whole_words(data: bytes, words) -> list[tuple[int, int, bytes]]:
+    """(start, end, word) of the occurrences that are whole words (what `\\b(w1|w2)\\b` finds),
+    without overlaps, in file order."""
+    out = []
+    last_end = 0
+    n = len(data)
+    for start, word in _occurrences(data, words):
+        end = start + len(word)
+        if start < last_end or not _starts_word(data, start):
+            continue
+        if end < n and data[end] in _WORD_BYTES:
+            continue
+        out.append((start, end, word))
+        last_end = end
+    return out
+
+
+def _attribute_calls(data: bytes) -> list[tuple[int, int]]:
+    """(start, offset after the `(`) of `__launch_bounds__ (`, `alignas(`, ...: a whole word
+    followed by optional whitespace and an opening parenthesis."""
+    out = []
+    last_end = 0
+    n = len(data)
+    for start, word in _occurrences(data, _ATTR_CALL_WORDS):
+        if start < last_end or not _starts_word(data, start):
+            continue
+        i = start + len(word)
+        while i < n and data[i] in _SPACE_BYTES:
+            i += 1
+        if i < n and data[i] == 0x28:  # `(`
+            out.append((start, i + 1))
+            last_end = i + 1
+    return out
+
+
 def normalize(data: bytes) -> Normalized:
     """Normalize C++/CUDA source bytes; the result has exactly the same length and line breaks."""
     out = bytearray(data)
@@ -238,15 +305,12 @@ def normalize(data: bytes) -> Normalized:
     if b"UNROLL" in data or b"PRAGMA" in data:
         for m in _line_matches(_PRAGMA_MACRO_LINE, padded):
             _blank(out, m.start(1), m.end(1))
-    for m in _ATTR_CALL.finditer(data):
-        if not _starts_word(data, m.start()):
-            continue
-        end = _balanced_end(data, m.end())
+    for start, paren_end in _attribute_calls(data):
+        end = _balanced_end(data, paren_end)
         if end > 0:
-            _blank(out, m.start(), end)
-    for m in _ATTR_WORD.finditer(data):
-        if _starts_word(data, m.start()):
-            _blank(out, m.start(), m.end())
+            _blank(out, start, end)
+    for start, end, _word in _whole_words(data, _ATTR_WORDS):
+        _blank(out, start, end)
     if b"using" in data:
         for m in _line_matches(_MULTI_USING, padded):
             _blank(out, m.start(1), m.end(1))
@@ -285,26 +349,23 @@ def normalize(data: bytes) -> Normalized:
     defines = list(_line_matches(_DEFINE, padded)) if has_hash else []
     macros = _local_attribute_macros(defines) if defines else dict(KNOWN_ATTRIBUTE_MACROS)
     if macros:
-        names = sorted(macros, key=len, reverse=True)
-        pattern = re.compile(rb"(" + b"|".join(re.escape(n) for n in names) + rb")\b")
         define_lines = {m.start(1) for m in defines}
-        for m in pattern.finditer(data):
-            if m.start() in define_lines or not _starts_word(data, m.start()):
+        for start, end, name in _whole_words(data, sorted(macros, key=len, reverse=True)):
+            if start in define_lines:
                 continue
             # Skip uses inside preprocessor lines (e.g. `#define X SGL_DEVICE`).
-            line_start = data.rfind(b"\n", 0, m.start()) + 1
-            if data[line_start : m.start()].lstrip().startswith(b"#"):
+            line_start = data.rfind(b"\n", 0, start) + 1
+            if data[line_start:start].lstrip().startswith(b"#"):
                 continue
-            name = m.group(1)
             kinds = macros[name]
-            attributes.append(Attribute(m.start(), m.end(), name.decode(), kinds))
-            width = m.end() - m.start()
+            attributes.append(Attribute(start, end, name.decode(), kinds))
+            width = end - start
             for keyword, kind in ((b"__global__", "global"), (b"__device__", "device")):
                 if kind in kinds and width >= len(keyword):
-                    out[m.start() : m.end()] = keyword + b" " * (width - len(keyword))
+                    out[start:end] = keyword + b" " * (width - len(keyword))
                     break
             else:
-                _blank(out, m.start(), m.end())
+                _blank(out, start, end)
     if b"friend" in data:
         for m in _DEVICE_FRIEND.finditer(bytes(out)):
             out[m.start() : m.end()] = b"friend" + m.group(1) + b"__device__"

@@ -177,19 +177,14 @@ class Analyzer:
 
     def _identifiers(self, name: str) -> list:
         if self._by_name is None:
-            # A walk of the body (small): cheaper than compiling one more tree-sitter query.
-            self._by_name = {}
-            cursor = self.body.walk()
-            wanted = ("identifier", "type_identifier")
-            while True:
-                node = cursor.node
-                if node.type in wanted:
-                    self._by_name.setdefault(node.text, []).append(node)
-                if cursor.goto_first_child():
-                    continue
-                while not cursor.goto_next_sibling():
-                    if not cursor.goto_parent():
-                        return self._by_name.get(name.encode(), [])
+            # One C-level query over the body (compiled once per process) instead of visiting
+            # every node of the body from Python.
+            from .parser import nodes_of_types
+
+            by_name: dict[bytes, list] = {}
+            for node in nodes_of_types(self.body, ("identifier", "type_identifier")):
+                by_name.setdefault(node.text, []).append(node)
+            self._by_name = by_name
         return self._by_name.get(name.encode(), [])
 
     # -- entry point ------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
 from functools import cached_property
 
 HIP_NAMES = frozenset({"_is_hip", "_is_rocm", "_IS_HIP", "_IS_ROCM"})
@@ -192,16 +193,16 @@ class Guards:
         chain: list = []
         current = self.tree
         target = _span(node)
+        start = (target[0], target[1])
         while current is not node:
             step = None
             for field, block in _child_blocks(current):
-                lo, hi = 0, len(block)
-                for i in range(lo, hi):
-                    stmt = block[i]
-                    if _contains(_span(stmt), target):
-                        step = (current, field, block, i)
-                        break
-                if step is not None:
+                # Statements of a block are ordered and disjoint: only the last one starting
+                # at or before the node can contain it.
+                starts, spans = self._block_spans(block)
+                i = bisect_right(starts, start) - 1
+                if i >= 0 and _contains(spans[i], target):
+                    step = (current, field, block, i)
                     break
             if step is None:
                 break
@@ -210,6 +211,31 @@ class Guards:
         result = (chain, current)
         self._located[key] = result
         return result
+
+    def _block_spans(self, block):
+        key = id(block)
+        found = self._spans.get(key)
+        if found is None:
+            spans = [_span(stmt) for stmt in block]
+            found = ([(sp[0], sp[1]) for sp in spans], spans)
+            self._spans[key] = found
+        return found
+
+    @cached_property
+    def _spans(self) -> dict:
+        return {}
+
+    def local_parents(self, stmt) -> dict[int, ast.AST]:
+        """Parent map of a statement's own expressions (cached per statement)."""
+        key = id(stmt)
+        found = self._parents.get(key)
+        if found is None:
+            found = self._parents[key] = _local_parents(stmt)
+        return found
+
+    @cached_property
+    def _parents(self) -> dict:
+        return {}
 
     @cached_property
     def _located(self) -> dict:
@@ -221,7 +247,7 @@ class Guards:
         chain, stmt = self.locate(node)
         out = []
         if stmt is not node:
-            local = _local_parents(stmt)
+            local = self.local_parents(stmt)
             n = local.get(id(node))
             while n is not None:
                 out.append(n)
@@ -242,7 +268,7 @@ class Guards:
         out: list[tuple[ast.AST, bool]] = []
         # Inside the innermost statement: `a if c else b`, `c and f()`.
         if stmt is not node:
-            local = _local_parents(stmt)
+            local = self.local_parents(stmt)
             child = node
             n = local.get(id(node))
             while n is not None:

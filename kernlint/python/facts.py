@@ -41,8 +41,8 @@ class PyFacts:
         Finds a few nodes in a big file without walking the whole tree."""
         if self.tree is None:
             return []
-        data = self.source.data
-        lines = sorted({data.count(b"\n", 0, m.start()) + 1 for m in pattern.finditer(data)})
+        line_index = self.source.line_index
+        lines = sorted({line_index(m.start()) + 1 for m in pattern.finditer(self.source.data)})
         seen: set[int] = set()
         out = []
         guards = self.guards

@@ -19,7 +19,7 @@ export TRITON_DEFAULT_FP_FUSION=1
 } | tee "$OUT/device.txt"
 if [[ "$what" == tests || "$what" == all ]]; then
   python -m pytest -p no:cacheprovider -m gpu tests/test_reference_gpu.py -q -o addopts="" \
-    --rootdir=. -c /dev/null 2>&1 | tee "$OUT/gpu_tests.txt" | tail -5
+    2>&1 | tee "$OUT/gpu_tests.txt" | tail -5
 fi
 if [[ "$what" == bench || "$what" == all ]]; then
   python bench/reference_kernels.py --out "$OUT" 2>&1 | tee "$OUT/bench.txt" | tail -16

@@ -106,7 +106,9 @@ def test_triton_kernel_compiles_for_sm90(dtype, block):
     )
     num_warps = module.launch_config(module.torch.bfloat16, block)[1]
     compiled = triton.compile(
-        source, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps}
+        source,
+        target=GPUTarget("cuda", 90, 32),
+        options={"num_warps": num_warps, "enable_fp_fusion": True},
     )
     assert ".target sm_90" in compiled.asm["ptx"]
     assert len(compiled.asm["cubin"]) > 1000

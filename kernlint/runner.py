@@ -38,16 +38,6 @@ def _lint_one(cand, resolver, registry, keep_source, want_digest=True):
     return res, digest
 
 
-def _wrapper_targets_of(res) -> set[str]:
-    """FFI wrapper targets named in a linted Python file (read once, for the lint)."""
-    data = res.source.data if res.source is not None else b""
-    if b"cuda_wrappers" not in data:
-        return set()
-    from .project import targets_in_snippets
-
-    return targets_in_snippets(data)
-
-
 def _lint_chunk(job):
     chunk, targets, want_digest, want_targets = job
     resolver, registry = _POOL_STATE["resolver"], _POOL_STATE["registry"]
@@ -58,8 +48,11 @@ def _lint_chunk(job):
     done, found = [], set()
     for i, cand in chunk:
         res, digest = _lint_one(cand, resolver, registry, True, want_digest)
-        if want_targets:
-            found |= _wrapper_targets_of(res)
+        if want_targets and res.source is not None:
+            # The file was read once, for the lint: its FFI wrapper targets come with it.
+            from .project import targets_in_snippets
+
+            found |= targets_in_snippets(res.source.data)
         res.source = None
         done.append((i, res, digest))
     return done, found
@@ -113,28 +106,23 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
         ctx = multiprocessing.get_context("fork")
         done = []
         with ctx.Pool(jobs) as pool:
+
+            def lint_all(items, targets=None, want_targets=False) -> set[str]:
+                found: set[str] = set()
+                work = _chunks(items, jobs, targets, want_digest, want_targets)
+                for part, got in pool.imap_unordered(_lint_chunk, work):
+                    done.extend(part)
+                    found |= got
+                return found
+
             if deferred:
-                python = [p for p in pending if p[1].language == "python"]
-                others = [p for p in pending if p[1].language != "python"]
-                targets: set[str] = set()
-                for part, found in pool.imap_unordered(
-                    _lint_chunk, _chunks(python, jobs, None, want_digest, True)
-                ):
-                    done += part
-                    targets |= found
                 from .project import set_wrapper_targets
 
+                targets = lint_all([p for p in pending if p[1].language == "python"], None, True)
                 set_wrapper_targets(targets)
-                frozen = frozenset(targets)
-                for part, _ in pool.imap_unordered(
-                    _lint_chunk, _chunks(others, jobs, frozen, want_digest, False)
-                ):
-                    done += part
+                lint_all([p for p in pending if p[1].language != "python"], frozenset(targets))
             else:
-                for part, _ in pool.imap_unordered(
-                    _lint_chunk, _chunks(pending, jobs, None, want_digest, False)
-                ):
-                    done += part
+                lint_all(pending)
         _POOL_STATE.clear()
     else:
         done = [(i, *_lint_one(cand, resolver, registry, True, want_digest)) for i, cand in pending]

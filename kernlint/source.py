@@ -30,6 +30,13 @@ def language_of(path: str) -> str | None:
     return None
 
 
+def line_starts(data: bytes) -> list[int]:
+    """Byte offset of the start of every line."""
+    lines = data.split(b"\n")
+    lines.pop()
+    return [0, *accumulate(len(line) + 1 for line in lines)]
+
+
 @dataclass
 class SourceFile:
     path: str  # the path as displayed (as given, or relative to the working directory)
@@ -41,9 +48,7 @@ class SourceFile:
     @property
     def line_starts(self) -> list[int]:
         if not self._line_starts:
-            lines = self.data.split(b"\n")
-            lines.pop()
-            self._line_starts = [0, *accumulate(len(line) + 1 for line in lines)]
+            self._line_starts = line_starts(self.data)
         return self._line_starts
 
     def line_index(self, offset: int) -> int:

@@ -76,12 +76,9 @@ def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> b
     if not blocks:
         return None
     if starts is None:
-        starts = [0]
-        find = data.find
-        i = find(b"\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find(b"\n", i + 1)
+        from ..source import line_starts
+
+        starts = line_starts(data)
     n_lines = len(starts)
     strings = _string_line_ranges(data, starts)
     string_firsts = [first for first, _ in strings]

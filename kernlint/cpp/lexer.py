@@ -22,7 +22,8 @@ _CHAR = re.compile(rb"(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*(?:'|$)", re.S | re.M)
 _WORD_BEFORE = re.compile(rb"[\w.']*\Z")
 _PREFIXES = frozenset({b"u8", b"u", b"U", b"L"})
 _RAW_PREFIXES = frozenset({b"R", b"u8R", b"uR", b"UR", b"LR"})
-_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+# Bytes of identifiers and numbers (`\w` for ASCII).
+WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Span:
 def _token_before(data: bytes, pos: int) -> bytes:
     """The identifier or number that ends right before `pos` (empty if none)."""
     j = pos
-    while j > 0 and data[j - 1] in _WORD:
+    while j > 0 and data[j - 1] in WORD_BYTES:
         j -= 1
     return data[j:pos]
 
@@ -43,7 +44,7 @@ def _token_before(data: bytes, pos: int) -> bytes:
 def _in_number(data: bytes, pos: int) -> bool:
     """Is the quote at `pos` a digit separator (`1'000`, `0x1'ff`, `.5'0`)?"""
     j = pos
-    while j > 0 and (data[j - 1] in _WORD or data[j - 1] in b".'"):
+    while j > 0 and (data[j - 1] in WORD_BYTES or data[j - 1] in b".'"):
         j -= 1
     # The token the quote belongs to starts at the first character that is not a separator
     # quote; it is a number when it starts with a digit or with `.` and a digit.

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .lexer import WORD_BYTES
+
 # `#pragma ...` lines, with backslash continuations.
 _PRAGMA = re.compile(rb"\n([ \t]*#[ \t]*pragma\b(?:[^\n]*\\\r?\n)*[^\n]*)")
 # `_Pragma("unroll")`
@@ -229,13 +231,10 @@ def _line_matches(pattern, padded: bytes):
     return map(_Shifted, pattern.finditer(padded))
 
 
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
 def _starts_word(data: bytes, at: int) -> bool:
     """Does a match at `at` start a word (what a leading `\\b` would check, but a pattern
     starting with a literal is searched much faster)?"""
-    return at == 0 or data[at - 1] not in _WORD_BYTES
+    return at == 0 or data[at - 1] not in WORD_BYTES
 
 
 def _occurrences(data: bytes, words) -> list[tuple[int, bytes]]:
@@ -262,7 +261,7 @@ def _whole_words(data: bytes, words) -> list[tuple[int, int, bytes]]:
         end = start + len(word)
         if start < last_end or not _starts_word(data, start):
             continue
-        if end < n and data[end] in _WORD_BYTES:
+        if end < n and data[end] in WORD_BYTES:
             continue
         out.append((start, end, word))
         last_end = end
@@ -273,17 +272,12 @@ def _attribute_calls(data: bytes) -> list[tuple[int, int]]:
     """(start, offset after the `(`) of `__launch_bounds__ (`, `alignas(`, ...: a whole word
     followed by optional whitespace and an opening parenthesis."""
     out = []
-    last_end = 0
     n = len(data)
-    for start, word in _occurrences(data, _ATTR_CALL_WORDS):
-        if start < last_end or not _starts_word(data, start):
-            continue
-        i = start + len(word)
+    for start, i, _word in _whole_words(data, _ATTR_CALL_WORDS):
         while i < n and data[i] in _SPACE_BYTES:
             i += 1
         if i < n and data[i] == 0x28:  # `(`
             out.append((start, i + 1))
-            last_end = i + 1
     return out
 
 

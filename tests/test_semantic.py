@@ -49,6 +49,21 @@ def run(*args, cwd):
     return cli_run(*args, cwd=cwd, timeout=300)  # libclang parses take a while
 
 
+def check(project, code, *extra):
+    """`kernlint check kernels --select CODE --output-format json --no-cache [extra]`."""
+    return run(
+        "check",
+        "kernels",
+        "--select",
+        code,
+        "--output-format",
+        "json",
+        "--no-cache",
+        *extra,
+        cwd=project,
+    )
+
+
 @pytest.fixture
 def project(tmp_path):
     inc = tmp_path / "include"
@@ -69,27 +84,8 @@ def _findings(proc):
 
 
 def test_aliases_resolve_through_headers(project):
-    plain = run(
-        "check",
-        "kernels",
-        "--select",
-        "CU005",
-        "--output-format",
-        "json",
-        "--no-cache",
-        cwd=project,
-    )
-    semantic = run(
-        "check",
-        "kernels",
-        "--select",
-        "CU005",
-        "--output-format",
-        "json",
-        "--no-cache",
-        "--semantic",
-        cwd=project,
-    )
+    plain = check(project, "CU005")
+    semantic = check(project, "CU005", "--semantic")
     assert "Traceback" not in semantic.stderr
     plain_f = _findings(plain)
     sem_f = _findings(semantic)
@@ -104,27 +100,8 @@ def test_aliases_resolve_through_headers(project):
 
 
 def test_callee_const_from_a_header(project):
-    plain = run(
-        "check",
-        "kernels",
-        "--select",
-        "CU004",
-        "--output-format",
-        "json",
-        "--no-cache",
-        cwd=project,
-    )
-    semantic = run(
-        "check",
-        "kernels",
-        "--select",
-        "CU004",
-        "--output-format",
-        "json",
-        "--no-cache",
-        "--semantic",
-        cwd=project,
-    )
+    plain = check(project, "CU004")
+    semantic = check(project, "CU004", "--semantic")
     assert _findings(plain) == []  # unknown callees: the syntactic pass stays silent
     sem_f = _findings(semantic)
     assert len(sem_f) == 1 and "through `a`" in sem_f[0][2], sem_f  # b goes to a `float*`
@@ -132,16 +109,7 @@ def test_callee_const_from_a_header(project):
 
 def test_config_key_turns_it_on(project):
     (project / "kernlint.toml").write_text('semantic = true\ninclude-paths = ["include"]\n')
-    p = run(
-        "check",
-        "kernels",
-        "--select",
-        "CU004",
-        "--output-format",
-        "json",
-        "--no-cache",
-        cwd=project,
-    )
+    p = check(project, "CU004")
     assert len(_findings(p)) == 1
 
 
@@ -152,17 +120,7 @@ def test_missing_headers_degrade_with_one_note(project):
             '#pragma once\n#include "not_there.h"\nnamespace sglang {\n'
             "void f(tvm::ffi::TensorView x, long n) {}\n}  // namespace sglang\n"
         )
-    p = run(
-        "check",
-        "kernels",
-        "--select",
-        "CU005",
-        "--output-format",
-        "json",
-        "--no-cache",
-        "--semantic",
-        cwd=project,
-    )
+    p = check(project, "CU005", "--semantic")
     assert "Traceback" not in p.stderr
     assert p.stderr.count("semantic:") == 1, p.stderr  # once per run, not per file
     assert "not_there.h" in p.stderr

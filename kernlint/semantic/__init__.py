@@ -116,37 +116,31 @@ JIT_DEPENDENCIES = (
 )
 
 
+# SGLang's own JIT headers and tvm-ffi's, from the installed packages.
+PACKAGE_INCLUDES = (("sglang", ("kernels/jit/include",)), ("tvm_ffi", ("include",)))
+
+
+def _installed_includes(table) -> tuple[str, ...]:
+    """The existing include directories of a (package, relative directories) table."""
+    out = []
+    for package, subdirs in table:
+        for base in _package_dirs(package):
+            for sub in subdirs:
+                out.append(os.path.join(base, *sub.split("/")))
+    return tuple(dict.fromkeys(d for d in out if os.path.isdir(d)))
+
+
 @lru_cache(maxsize=1)
 def _dependency_includes() -> tuple[str, ...]:
     """Include directories of SGLang's installed header-only JIT dependencies (CUTLASS/CuTe
     through flashinfer or mathdx, DeepGEMM, flashinfer's own headers), in SGLang's order, then
     torch's C++ headers (ATen) for the kernels that include them."""
-    out = []
-    for package, subdirs in JIT_DEPENDENCIES:
-        for base in _package_dirs(package):
-            for sub in subdirs:
-                cand = os.path.join(base, *sub.split("/"))
-                if os.path.isdir(cand) and cand not in out:
-                    out.append(cand)
-    return tuple(out)
+    return _installed_includes(JIT_DEPENDENCIES)
 
 
 @lru_cache(maxsize=1)
 def _package_includes() -> tuple[str, ...]:
-    out = []
-    spec = importlib.util.find_spec("sglang")
-    if spec is not None and spec.submodule_search_locations:
-        for base in spec.submodule_search_locations:
-            cand = os.path.join(base, "kernels", "jit", "include")
-            if os.path.isdir(cand):
-                out.append(cand)
-    spec = importlib.util.find_spec("tvm_ffi")
-    if spec is not None and spec.submodule_search_locations:
-        for base in spec.submodule_search_locations:
-            cand = os.path.join(base, "include")
-            if os.path.isdir(cand):
-                out.append(cand)
-    return tuple(out)
+    return _installed_includes(PACKAGE_INCLUDES)
 
 
 @lru_cache(maxsize=1)
@@ -166,16 +160,7 @@ def cuda_roots() -> tuple[str, ...]:
             root = os.path.join(base, sub)
             if os.path.isdir(os.path.join(root, "include")):
                 out.append(root)
-    seen: list[str] = []
-    for root in out:
-        if root not in seen:
-            seen.append(root)
-    return tuple(seen)
-
-
-def cuda_root() -> str | None:
-    roots = cuda_roots()
-    return roots[0] if roots else None
+    return tuple(dict.fromkeys(out))
 
 
 _VENDOR_DIRS = ("vendor", "3rdparty", "third_party")
@@ -233,11 +218,7 @@ def include_paths(path: str, extra: list[str] | tuple[str, ...] = ()) -> list[st
         cccl = os.path.join(root, "include", "cccl")
         if os.path.isdir(cccl):
             out.append(cccl)
-    seen = []
-    for p in out:
-        if p and p not in seen:
-            seen.append(p)
-    return seen
+    return [p for p in dict.fromkeys(out) if p]
 
 
 def compile_args(path: str, extra_includes=()) -> list[str]:
@@ -300,6 +281,20 @@ def host_view(data: bytes) -> bytes:
     return bytes(out)
 
 
+def _unsaved_view(path: str, asm_only: bool = False) -> tuple[str, str] | None:
+    """(path, host view) of a header, to hand libclang as an unsaved file; None when reading
+    fails or the view is the file itself (with `asm_only`: when the file holds no inline asm)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if asm_only and not (b"asm" in data and _ASM.search(data)):
+        return None
+    view = host_view(data)
+    return (path, view.decode("utf-8", "surrogateescape")) if view != data else None
+
+
 @lru_cache(maxsize=16)
 def _header_views(root: str) -> tuple[tuple[str, str], ...]:
     """Host views of the headers under an SGLang include root that hold inline asm (handed to
@@ -307,16 +302,10 @@ def _header_views(root: str) -> tuple[tuple[str, str], ...]:
     out = []
     for d, _, names in os.walk(root):
         for name in names:
-            if not name.endswith((".h", ".cuh", ".hpp")):
-                continue
-            path = os.path.join(d, name)
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            if b"asm" in data and _ASM.search(data):
-                out.append((path, host_view(data).decode("utf-8", "surrogateescape")))
+            if name.endswith((".h", ".cuh", ".hpp")):
+                found = _unsaved_view(os.path.join(d, name), asm_only=True)
+                if found is not None:
+                    out.append(found)
     return tuple(out)
 
 
@@ -336,14 +325,9 @@ def _asm_headers(tu, seen: set[str]) -> list[tuple[str, str]]:
         if path in seen:
             continue
         seen.add(path)
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        view = host_view(data)
-        if view != data:
-            out.append((path, view.decode("utf-8", "surrogateescape")))
+        found = _unsaved_view(path)
+        if found is not None:
+            out.append(found)
     return out
 
 

@@ -130,8 +130,8 @@ def _may_import_aiter(data: bytes) -> bool:
     find = data.find
     i = find(b"aiter")
     while i >= 0:
-        start = data.rfind(b"\n", 0, i)
-        start = data.rfind(b"\n", 0, max(start, 0)) + 1 if start > 0 else 0
+        previous_end = data.rfind(b"\n", 0, i)  # the newline that ends the previous line
+        start = data.rfind(b"\n", 0, previous_end) + 1 if previous_end > 0 else 0
         end = find(b"\n", i)
         end = len(data) if end < 0 else end
         if _AITER_IMPORT.search(data, start, end):

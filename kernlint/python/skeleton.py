@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from functools import lru_cache
 
 # A def/class/decorator line: searched after a newline (much faster than `^` under re.M);
 # the first line is matched on its own.
@@ -54,17 +55,11 @@ def _string_line_ranges(data: bytes, starts: list[int]) -> list[tuple[int, int]]
     return out
 
 
-_END_PATTERNS: dict[int, re.Pattern] = {}
-
-
+@lru_cache(maxsize=64)
 def _end_pattern(indent: int) -> re.Pattern:
     """A line indented at most `indent` that starts with something other than a comment or a
     closing bracket (searched from a `\\n`, at C speed)."""
-    pattern = _END_PATTERNS.get(indent)
-    if pattern is None:
-        pattern = re.compile(rb"\n[ \t]{0,%d}(?=[^ \t\r\n\f#)\]}])" % indent)
-        _END_PATTERNS[indent] = pattern
-    return pattern
+    return re.compile(rb"\n[ \t]{0,%d}(?=[^ \t\r\n\f#)\]}])" % indent)
 
 
 def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> bytes | None:
@@ -110,7 +105,6 @@ def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> b
     keep_idx = sorted({k - 1 for k in keep})
     pieces = []
     copied_to = 0  # offset up to which the input has been copied
-    removed = False
     skip_until = -1
     pending_decorator = None
     for m in blocks:
@@ -126,8 +120,6 @@ def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> b
         if pending_decorator is not None and pending_decorator[1] == indent:
             first = pending_decorator[0]
         pending_decorator = None
-        if first < skip_until:
-            continue
         k = bisect_left(keep_idx, first)
         end = block_end(line, indent)
         if k < len(keep_idx) and keep_idx[k] < end:
@@ -138,9 +130,8 @@ def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> b
         pieces.append(data[start_off : start_off + indent] + b"pass")
         pieces.append(b"\n" * data.count(b"\n", start_off, end_off))
         copied_to = end_off
-        removed = True
         skip_until = end
-    if not removed:
+    if not pieces:
         return None
     pieces.append(data[copied_to:])
     return b"".join(pieces)

@@ -192,21 +192,23 @@ def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
         triggered = [r for r in usable if r.triggers]
         always = [r for r in usable if not r.triggers]
         words = tuple(sorted({t for r in triggered for t in r.triggers}, key=len, reverse=True))
-        plan = (usable, always, words, tuple(rules))
+        untriggerable = tuple(r for r in triggered if r.untriggered_when is not None)
+        plan = (usable, always, words, tuple(rules), untriggerable)
         _PLAN_CACHE[key] = plan
     return plan
 
 
-def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool) -> list[Rule]:
+def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=None) -> list[Rule]:
     data = source.data
-    usable, always, words, _ = _plan(rules, source.language, is_jit)
+    usable, always, words, _, untriggerable = _plan(rules, source.language, is_jit)
     # Each trigger word is searched once (substring search at memchr speed, several times
     # faster than one regex alternation over the same bytes); most files hold none of them.
     present = {w for w in words if w in data}
-    candidates = usable if present else always
+    forced = {r.code for r in untriggerable if r.untriggered_when(settings)}
+    candidates = usable if present or forced else always
     out = []
     for rule in candidates:
-        if rule.triggers and present.isdisjoint(rule.triggers):
+        if rule.triggers and present.isdisjoint(rule.triggers) and rule.code not in forced:
             continue
         if rule.path_filter is not None and not rule.path_filter(source.abspath or source.path):
             continue
@@ -230,13 +232,19 @@ def read_source(path: str, display: str, language: str) -> tuple[SourceFile | No
     return SourceFile(display, data, language, abspath=path), None
 
 
-def lint_source(source: SourceFile, settings, is_jit: bool, registry) -> FileResult:
+def lint_source(
+    source: SourceFile, settings, is_jit: bool, registry, enabled: list[Rule] | None = None
+) -> FileResult:
+    """Lint one file. `enabled`: the rules enabled for it, when the caller has them."""
     result = FileResult(
         source.path, source=source, abspath=source.abspath, language=source.language
     )
-    enabled = settings.rules_for(source.abspath) if source.abspath else settings.enabled
+    if enabled is None:
+        enabled = settings.rules_for(source.abspath) if source.abspath else settings.enabled
+    rules = _applicable(enabled, source, is_jit, settings)
+    if not rules and b"kernlint:" not in source.data:
+        return result  # nothing can fire and no suppression to judge (most files)
     enabled_codes = {r.code for r in enabled}
-    rules = _applicable(enabled, source, is_jit)
     ctx = Context(source, settings, is_jit)
     if source.language == "python" and rules:
         ctx.partial_lines = _partial_lines(rules, source.data)
@@ -371,13 +379,19 @@ def _suppress(ctx, diagnostics, registry, enabled_codes, is_jit):
 
 
 def lint_file(
-    path: str, display: str, language: str, settings, is_jit: bool, registry
+    path: str,
+    display: str,
+    language: str,
+    settings,
+    is_jit: bool,
+    registry,
+    enabled: list[Rule] | None = None,
 ) -> FileResult:
     source, warning = read_source(path, display, language)
     if source is None:
         return FileResult(display, warnings=[warning], abspath=path, language=language)
     try:
-        return lint_source(source, settings, is_jit, registry)
+        return lint_source(source, settings, is_jit, registry, enabled)
     except RecursionError:
         return FileResult(display, warnings=[f"{display}: too deeply nested to analyze; skipped"])
 

@@ -40,6 +40,9 @@ class Rule:
     # trigger matched) and a predicate on the file's path. Both must be over-approximations.
     prefilter: Any = None  # compiled bytes regex, or None
     path_filter: Callable[[str], bool] | None = field(default=None, compare=False)
+    # A predicate on a file's settings under which the rule runs whatever its triggers (e.g. a
+    # policy that can report a file without the trigger words); None: triggers always apply.
+    untriggered_when: Callable[[Any], bool] | None = field(default=None, compare=False)
     # Python rules that look only at some lines and what encloses them: a bytes regex whose
     # matching lines the rule needs (or a function of the file's bytes returning one, or None
     # for this file). When every rule that runs on a file has one, the file is parsed as a

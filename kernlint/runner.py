@@ -6,7 +6,7 @@ import os
 import sys
 
 from .discovery import discover
-from .engine import lint_file
+from .engine import FileResult, lint_file
 from .fixes import applicable, apply_fixes, unified_diff, write_atomic
 
 
@@ -26,7 +26,7 @@ def _lint_one(cand, resolver, registry, keep_source, want_digest=True):
     settings = resolver.for_file(cand.abspath)
     rules = settings.rules_for(cand.abspath)
     is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
-    res = lint_file(cand.abspath, cand.display, cand.language, settings, is_jit, registry)
+    res = lint_file(cand.abspath, cand.display, cand.language, settings, is_jit, registry, rules)
     digest = None
     if res.source is not None:
         if want_digest:
@@ -54,7 +54,9 @@ def _lint_chunk(job):
 
             found |= targets_in_snippets(res.source.data)
         res.source = None
-        done.append((i, res, digest))
+        if digest is not None or res.diagnostics or res.warnings or res.notes:
+            done.append((i, res, digest))
+        # else: nothing to send back (most files); the parent fills in an empty result
     return done, found
 
 
@@ -131,6 +133,10 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
         results[i] = res
         if cache is not None and digest is not None and stats[i] is not None:
             cache.store(candidates[i].abspath, keys[i], stats[i], digest, _to_payload(res))
+    for i, res in enumerate(results):
+        if res is None:  # linted in a worker that found nothing: not sent back
+            cand = candidates[i]
+            results[i] = FileResult(cand.display, abspath=cand.abspath, language=cand.language)
     return results
 
 

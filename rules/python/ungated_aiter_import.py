@@ -72,8 +72,10 @@ RULE = Rule(
     name="ungated-aiter-import",
     language="python",
     summary="aiter import outside an `if _use_aiter:` branch",
-    # No byte triggers: under the `import-time` policy a file can be reported for importing a
-    # module that imports aiter, without the word in its own bytes. `check` filters itself.
+    triggers=(b"aiter",),
+    # Under the `import-time` policy a file can be reported for importing a module that
+    # imports aiter, without the word in its own bytes.
+    untriggered_when=lambda settings: _import_time_policy(settings),
     needs_tree=False,
     # The imports, their enclosing blocks and the module's gates are all it reads (any line
     # holding `aiter` is kept: a superset of the import lines, found at memchr speed).
@@ -88,12 +90,14 @@ _AITER_IMPORT = re.compile(
 )
 
 
+def _import_time_policy(settings) -> bool:
+    return getattr(settings, "aiter_import_policy", "") == "import-time"
+
+
 def check(ctx) -> None:
     from kernlint.python.guards import hip_test
 
-    if ctx.settings is not None and getattr(ctx.settings, "aiter_import_policy", "") == (
-        "import-time"
-    ):
+    if _import_time_policy(ctx.settings):
         _import_time(ctx)
         return
     data = ctx.data

@@ -66,9 +66,9 @@ def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> b
     """The file with every def/class block that contains none of the 1-based line numbers in
     `keep` replaced by `pass` and blank lines; None when nothing would be removed. `starts`:
     the offsets of the lines, when the caller has them."""
-    first_line = _BLOCK_FIRST_LINE.match(data)
-    blocks = ([first_line] if first_line else []) + list(_BLOCK_AFTER_NEWLINE.finditer(data))
-    if not blocks:
+    search = _BLOCK_AFTER_NEWLINE.search
+    m = _BLOCK_FIRST_LINE.match(data) or search(data)
+    if m is None:
         return None
     if starts is None:
         from ..source import line_starts
@@ -105,32 +105,34 @@ def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> b
     keep_idx = sorted({k - 1 for k in keep})
     pieces = []
     copied_to = 0  # offset up to which the input has been copied
-    skip_until = -1
     pending_decorator = None
-    for m in blocks:
+    while m is not None:
         line = bisect_right(starts, m.start(1)) - 1
-        if line < skip_until or in_string(line):
-            continue
+        next_from = m.end()
         indent = len(m.group(1))
-        if m.group(2) == b"@":
+        if in_string(line):
+            pass
+        elif m.group(2) == b"@":
             if pending_decorator is None or pending_decorator[1] != indent:
                 pending_decorator = (line, indent)
-            continue
-        first = line
-        if pending_decorator is not None and pending_decorator[1] == indent:
-            first = pending_decorator[0]
-        pending_decorator = None
-        k = bisect_left(keep_idx, first)
-        end = block_end(line, indent)
-        if k < len(keep_idx) and keep_idx[k] < end:
-            continue  # holds a wanted line: kept (its inner blocks are judged on their own)
-        start_off = starts[first]
-        end_off = starts[end] if end < n_lines else len(data)
-        pieces.append(data[copied_to:start_off])
-        pieces.append(data[start_off : start_off + indent] + b"pass")
-        pieces.append(b"\n" * data.count(b"\n", start_off, end_off))
-        copied_to = end_off
-        skip_until = end
+        else:
+            first = line
+            if pending_decorator is not None and pending_decorator[1] == indent:
+                first = pending_decorator[0]
+            pending_decorator = None
+            k = bisect_left(keep_idx, first)
+            end = block_end(line, indent)
+            if k == len(keep_idx) or keep_idx[k] >= end:
+                # Holds no wanted line: replaced, and the blocks nested in it are never visited
+                # (a kept block's inner blocks are judged on their own).
+                start_off = starts[first]
+                end_off = starts[end] if end < n_lines else len(data)
+                pieces.append(data[copied_to:start_off])
+                pieces.append(data[start_off : start_off + indent] + b"pass")
+                pieces.append(b"\n" * data.count(b"\n", start_off, end_off))
+                copied_to = end_off
+                next_from = max(next_from, end_off - 1)  # the newline before the next line
+        m = search(data, next_from)
     if not pieces:
         return None
     pieces.append(data[copied_to:])

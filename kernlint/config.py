@@ -361,4 +361,7 @@ class ConfigResolver:
         return settings
 
     def for_file(self, abspath: str) -> Settings:
-        return self.for_directory(os.path.dirname(abspath))
+        directory = os.path.dirname(abspath)
+        found = self._by_dir.get(directory) if self.fixed is None else None
+        # (keys are normalized absolute paths: a path spelled otherwise takes the long way)
+        return found if found is not None else self.for_directory(directory)

@@ -133,18 +133,24 @@ def targets_in_snippets(data: bytes) -> set[str]:
 _CACHE_KEY = "project:cuda-wrappers"
 
 
-def collect(paths, cache=None) -> set[str]:
+def collect(paths, cache=None, stats=None) -> set[str]:
     """Wrapper targets of all the Python files; with a cache, files whose size and mtime are
-    unchanged since the last run are not read again."""
+    unchanged since the last run are not read again. `stats`: the files' `os.stat` results
+    (None where it failed), when the caller has them."""
     import os
 
     out: set[str] = set()
-    for path in paths:
+    for k, path in enumerate(paths):
         st = None
         if cache is not None:
-            try:
-                st = os.stat(path)
-            except OSError:
+            if stats is not None:
+                st = stats[k]
+            else:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    st = None
+            if st is None:
                 continue
             found = cache.lookup_stat(path, _CACHE_KEY, st)
             if found is not None:

@@ -78,21 +78,27 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     # by the workers while they lint those files (each file read once), and handed to the
     # C++ files after; with a cache they are needed first, for the C++ files' cache keys.
     deferred = parallel and cache is None and _wants_wrappers(candidates, resolver)
-    _collect_project_facts(candidates, resolver, cache, wrappers=not deferred)
     results = [None] * len(candidates)
     keys = [None] * len(candidates)
     stats = [None] * len(candidates)
+    if cache is not None:
+        stats = [_stat(c.abspath) for c in candidates]  # once: the project facts use them too
+    _collect_project_facts(candidates, resolver, cache, wrappers=not deferred, stats=stats)
     pending = []
+    key_memo: dict[tuple, tuple] = {}
     for i, cand in enumerate(candidates):
         if cache is not None:
             settings = resolver.for_file(cand.abspath)
             rules = settings.rules_for(cand.abspath)
             is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
-            keys[i] = settings_key(settings, rules, is_jit, _project_key(cand, rules))
-            try:
-                stats[i] = os.stat(cand.abspath)
-            except OSError:
-                stats[i] = None
+            project = _project_key(cand, rules)
+            # Most files share their settings: the key is computed once per combination (the
+            # memo holds `rules`, so its id cannot be reused by another list meanwhile).
+            memo_key = (id(settings), id(rules), is_jit, project)
+            memo = key_memo.get(memo_key)
+            if memo is None:
+                memo = key_memo[memo_key] = (rules, settings_key(settings, rules, is_jit, project))
+            keys[i] = memo[1]
             if stats[i] is not None:
                 payload = cache.lookup_stat(cand.abspath, keys[i], stats[i])
                 if payload is not None:
@@ -160,19 +166,24 @@ def _wants_wrappers(candidates, resolver) -> bool:
     return any(r.name == FFI_RULE for r in settings.rules_for(first_cpp.abspath))
 
 
-def _collect_project_facts(candidates, resolver, cache=None, wrappers=True) -> None:
+def _collect_project_facts(candidates, resolver, cache=None, wrappers=True, stats=None) -> None:
     """Cross-file facts (FFI wrapper targets named in Python), gathered once per run
-    (`wrappers=False`: the pool gathers the targets while linting the Python files)."""
+    (`wrappers=False`: the pool gathers the targets while linting the Python files).
+    `stats`: the candidates' `os.stat` results, when the caller has them."""
     from .project import collect, collect_aiter_import_time, set_aiter_findings, set_wrapper_targets
 
+    python = [k for k, c in enumerate(candidates) if c.language == "python"]
     targets: set[str] = set()
     if wrappers and _wants_wrappers(candidates, resolver):
-        targets = collect((c.abspath for c in candidates if c.language == "python"), cache)
+        targets = collect(
+            [candidates[k].abspath for k in python],
+            cache,
+            [stats[k] for k in python] if stats is not None else None,
+        )
     set_wrapper_targets(targets)
     aiter: dict = {}
-    python = [c for c in candidates if c.language == "python"]
-    if any(_import_time_policy(c, resolver) for c in python):
-        aiter = collect_aiter_import_time([c.abspath for c in python])
+    if any(_import_time_policy(candidates[k], resolver) for k in python):
+        aiter = collect_aiter_import_time([candidates[k].abspath for k in python])
     set_aiter_findings(aiter)
 
 
@@ -181,6 +192,13 @@ def _import_time_policy(cand, resolver) -> bool:
     if getattr(settings, "aiter_import_policy", "lexical") != "import-time":
         return False
     return any(r.name == AITER_RULE for r in settings.rules_for(cand.abspath))
+
+
+def _stat(path: str):
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _project_key(cand, rules) -> str:
@@ -211,9 +229,8 @@ def _semantic_note(results) -> None:
 
 
 def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
+    # (multiprocessing is imported only when a pool runs: a warm, cached run never needs it)
+    return hasattr(os, "fork")
 
 
 def _to_payload(res):
@@ -226,7 +243,10 @@ def _from_payload(cand, payload):
     from .engine import FileResult
 
     diagnostics, warnings, notes = payload if len(payload) == 3 else (*payload, [])
-    diags = [dataclasses.replace(d, path=cand.display) for d in diagnostics]
+    diags = [
+        d if d.path == cand.display else dataclasses.replace(d, path=cand.display)
+        for d in diagnostics
+    ]
     return FileResult(
         cand.display, diags, list(warnings), None, cand.abspath, cand.language, list(notes)
     )

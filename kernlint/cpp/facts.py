@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from .normalize import Normalized
+if TYPE_CHECKING:  # (imported for real when a file is normalized, not at start-up)
+    from .normalize import Normalized
 
 # Containers whose children are namespace-scope items.
 _PREPROC_CONTAINERS = frozenset(

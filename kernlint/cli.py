@@ -45,6 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="also parse C++/CUDA with libclang (types through headers; needs kernlint[semantic])",
     )
+    c.add_argument(
+        "-D",
+        "--define",
+        action="append",
+        metavar="NAME[=VALUE]",
+        help="a macro for the semantic pass, as the kernel's build defines it (repeatable)",
+    )
     c.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     c.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE")
     c.add_argument("--fix", action="store_true", help="apply safe fixes")
@@ -154,11 +161,17 @@ def cmd_rule(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .config import ConfigError, ConfigResolver, Overrides
+    from .config import ConfigError, ConfigResolver, Overrides, check_define
     from .discovery import PathError
     from .runner import run_check
 
     reg = _registry()
+    for d in args.define or ():
+        try:
+            check_define(d, "--define")
+        except ConfigError as exc:
+            print(f"kernlint: error: {exc}", file=sys.stderr)
+            return 2
     overrides = Overrides(
         select=_split(args.select) if args.select else None,
         extend_select=_split(args.extend_select),
@@ -167,6 +180,7 @@ def cmd_check(args) -> int:
         semantic=args.semantic,
         exclude=_split(args.exclude) if args.exclude else None,
         extend_exclude=_split(args.extend_exclude),
+        defines=list(args.define or ()),
     )
     if args.diff and args.fix:
         print("kernlint: error: --diff and --fix cannot be combined", file=sys.stderr)

@@ -11,6 +11,7 @@ the directory of the config file that set them.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -71,8 +72,18 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "aiter-import-policy": str,
     "semantic": bool,
     "include-paths": list,
+    "defines": list,
 }
 AITER_IMPORT_POLICIES = ("lexical", "import-time")
+
+
+_DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.S)
+
+
+def check_define(text: str, where: str) -> None:
+    """`NAME` or `NAME=VALUE` (a macro for the semantic pass), else a ConfigError."""
+    if not _DEFINE.fullmatch(text):
+        raise ConfigError(f"{where}: {text!r} is not a macro definition (NAME or NAME=VALUE)")
 
 
 @dataclass
@@ -120,6 +131,9 @@ def _validate(path: str, table: dict) -> None:
             raise ConfigError(
                 f"{path}: `aiter-import-policy` must be one of {choices}, not {value!r}"
             )
+        if key == "defines":
+            for d in value:
+                check_define(d, f"{path}: `defines`")
         if key == "per-file-ignores":
             for pattern, codes in value.items():
                 if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
@@ -182,6 +196,7 @@ class Overrides:
     semantic: bool | None = None
     exclude: list[str] | None = None
     extend_exclude: list[str] = field(default_factory=list)
+    defines: list[str] = field(default_factory=list)
 
 
 class Settings:
@@ -199,6 +214,9 @@ class Settings:
         self.semantic = (
             overrides.semantic if overrides.semantic is not None else v.get("semantic", False)
         )
+        # Macros for the semantic pass (`-D`), as the kernel's build passes them; the command
+        # line's come after the config's, so they win.
+        self.defines = list(v.get("defines", [])) + list(overrides.defines)
         inc_root = raw.key_roots.get("include-paths", raw.root)
         self.include_paths = [
             p if os.path.isabs(p) else os.path.normpath(os.path.join(inc_root, p))

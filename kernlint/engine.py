@@ -122,6 +122,7 @@ class Context:
                 self.source.abspath or self.source.path,
                 self.data,
                 getattr(self.settings, "include_paths", ()),
+                getattr(self.settings, "defines", ()),
             )
         except SemanticUnavailable as exc:
             self.notes.append(f"unavailable: {exc}")

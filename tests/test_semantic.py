@@ -261,3 +261,67 @@ def test_host_view_keeps_line_continuations():
     view = host_view(data)
     assert len(view) == len(data) and view.count(b"\n") == data.count(b"\n")
     assert b"\\\n" in view and b"asm" not in view and view.endswith(b"int y;\n")
+
+
+DIM_CUH = """\
+#pragma once
+#include <cstdint>
+#include <tvm/ffi/container/tensor.h>
+namespace sglang {
+constexpr int kHeadDim = JIT_HEAD_DIM;  // the JIT loader passes -DJIT_HEAD_DIM=...
+#if JIT_HEAD_DIM == 128
+using dim_t = int;
+#else
+using dim_t = int64_t;
+#endif
+void run_dim(tvm::ffi::TensorView x, dim_t n) {}
+}  // namespace sglang
+"""
+
+
+def _dim_project(project):
+    src = project / "kernels" / "jit" / "csrc"
+    for name in ("types.h", "dev.h", "ffi.cuh", "kernel.cuh"):
+        (src / name).unlink()
+    (src / "dim.cuh").write_text(DIM_CUH)
+    return project
+
+
+def test_defines_reach_the_semantic_parse(project):
+    _dim_project(project)
+    # Without the macro: libclang cannot resolve `JIT_HEAD_DIM` (one note) and `#if` takes the
+    # int64_t branch: no finding.
+    bare = check(project, "CU005", "--semantic")
+    assert "Traceback" not in bare.stderr
+    assert "JIT_HEAD_DIM" in bare.stderr and bare.stderr.count("semantic:") == 1, bare.stderr
+    assert _findings(bare) == []
+    # With it, as the build passes it: the file resolves, and the value picks the `int` branch.
+    defined = check(project, "CU005", "--semantic", "-D", "JIT_HEAD_DIM=128")
+    assert "semantic:" not in defined.stderr, defined.stderr
+    got = _findings(defined)
+    assert len(got) == 1 and "`n`" in got[0][2] and "`dim_t`" in got[0][2], got
+    other = check(project, "CU005", "--semantic", "--define", "JIT_HEAD_DIM=64")
+    assert "semantic:" not in other.stderr and _findings(other) == []
+
+
+def test_defines_config_key_and_cache(project):
+    _dim_project(project)
+    cache = str(project / "cache")
+    args = ("check", "kernels", "--select", "CU005", "--output-format", "json", "--semantic")
+    toml = 'include-paths = ["include"]\ndefines = ["JIT_HEAD_DIM={}"]\n'
+    (project / "kernlint.toml").write_text(toml.format(128))
+    first = run(*args, "--cache-dir", cache, cwd=project)
+    assert len(_findings(first)) == 1, first.stdout + first.stderr
+    # Same bytes, another macro value: the cached result must not be replayed.
+    (project / "kernlint.toml").write_text(toml.format(64))
+    second = run(*args, "--cache-dir", cache, cwd=project)
+    assert _findings(second) == [], second.stdout
+
+
+def test_bad_defines_are_errors(project):
+    (project / "kernlint.toml").write_text('defines = ["1BAD=2"]\n')
+    p = check(project, "CU005")
+    assert p.returncode == 2 and "kernlint.toml" in p.stderr and "1BAD=2" in p.stderr, p.stderr
+    (project / "kernlint.toml").write_text('defines = ["OK=1"]\n')
+    p = check(project, "CU005", "-D", "NOT A NAME")
+    assert p.returncode == 2 and "--define" in p.stderr and "Traceback" not in p.stderr, p.stderr

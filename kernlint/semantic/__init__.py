@@ -221,7 +221,9 @@ def include_paths(path: str, extra: list[str] | tuple[str, ...] = ()) -> list[st
     return [p for p in dict.fromkeys(out) if p]
 
 
-def compile_args(path: str, extra_includes=()) -> list[str]:
+def compile_args(path: str, extra_includes=(), defines=()) -> list[str]:
+    """libclang's arguments for one file; `defines`: `NAME` or `NAME=VALUE` macros, after
+    kernlint's own (so they can override `SGL_CUDA_ARCH`)."""
     args = [
         "-x",
         "c++",
@@ -234,6 +236,7 @@ def compile_args(path: str, extra_includes=()) -> list[str]:
         "-include",
         PRELUDE,
     ]
+    args += [f"-D{d}" for d in defines]
     for inc in include_paths(path, extra_includes):
         args += ["-I", inc]
     return args
@@ -334,7 +337,7 @@ def _asm_headers(tu, seen: set[str]) -> list[tuple[str, str]]:
 class SemanticFile:
     """libclang's view of one file: what the rules ask, keyed by byte offsets of the file."""
 
-    def __init__(self, path: str, data: bytes, extra_includes=()) -> None:
+    def __init__(self, path: str, data: bytes, extra_includes=(), defines=()) -> None:
         ci = cindex()
         self.path = os.path.abspath(path)
         self.problems: list[str] = []
@@ -343,7 +346,7 @@ class SemanticFile:
         for root in _tree_includes(os.path.dirname(self.path)) + _package_includes():
             if os.path.isdir(os.path.join(root, "sgl_kernel")):
                 unsaved += [u for u in _header_views(root) if u[0] != self.path]
-        args = compile_args(self.path, extra_includes)
+        args = compile_args(self.path, extra_includes, defines)
         for _round in range(_ASM_ROUNDS):
             try:
                 self.tu = index.parse(

@@ -75,54 +75,6 @@ def test_blocks_without_wanted_lines_are_left_out():
     assert out_lines[31] == "    pass" and out_lines[35] == "pass"
 
 
-def test_headers_mode_keeps_every_binding():
-    """`headers=True`: a removed block keeps its decorators and its `def`/`class` header (the
-    name stays bound, defaults and decorators stay evaluated); only the body becomes `pass`."""
-    out = skeleton(SOURCE.encode(), [5, 29], headers=True)
-    text = out.decode()
-    assert text.count("\n") == SOURCE.count("\n")
-    tree = ast.parse(text)
-    full = ast.parse(SOURCE)
-
-    def defs(t):
-        return sorted(
-            (n.name, n.lineno, n.col_offset, len(n.decorator_list))
-            for n in ast.walk(t)
-            if isinstance(n, (ast.FunctionDef, ast.ClassDef))
-        )
-
-    assert defs(tree) == defs(full)
-    src_lines, out_lines = SOURCE.splitlines(), text.splitlines()
-    for n in (10, 11, 12, 13, 36, 37):  # decorator, multi-line headers
-        assert out_lines[n - 1] == src_lines[n - 1], n
-    assert out_lines[13] == "    pass" and all(line == "" for line in out_lines[14:21])
-    dropped = next(n for n in ast.walk(tree) if getattr(n, "name", "") == "dropped")
-    assert [type(s).__name__ for s in dropped.body] == ["Pass"]
-
-
-def test_headers_mode_reads_headers_and_one_liners():
-    src = (
-        'def f(a, b=lambda x: x, c="):",\n'
-        "      d={1: 2}) -> dict:  # note: a colon\n"
-        "    return a\n"
-        "def g(): return 1\n"
-        "class C(B, metaclass=M):\n"
-        "\t# a comment first\n"
-        "\tx = 1\n"
-    )
-    out = skeleton(src.encode(), [1000], headers=True).decode()
-    assert out.splitlines() == [
-        'def f(a, b=lambda x: x, c="):",',
-        "      d={1: 2}) -> dict:  # note: a colon",
-        "    pass",
-        "def g(): return 1",  # body on the header's line: kept as it is
-        "class C(B, metaclass=M):",
-        "\tpass",  # the indentation of the body's first statement
-        "",
-    ]
-    ast.parse(out)
-
-
 @pytest.mark.parametrize(
     "line",
     [

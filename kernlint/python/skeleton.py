@@ -83,62 +83,10 @@ def _end_pattern(indent: int) -> re.Pattern:
     return re.compile(rb"\n[ \t]{0,%d}(?=[^ \t\r\n\f#)\]}])" % indent)
 
 
-def _body_line(data: bytes, starts: list[int], pos: int) -> int | None:
-    """The 0-based line where the body of the `def`/`class` header starting at `pos` begins:
-    the line after the `:` that closes the header (brackets, strings and comments skipped).
-    None for a one-line block (`def f(): pass`) or a header that cannot be read."""
-    n = len(data)
-    depth = 0
-    i = pos
-    while i < n:
-        c = data[i]
-        if c in b"([{":
-            depth += 1
-        elif c in b")]}":
-            depth -= 1
-        elif c == 0x23:  # '#': to the end of the line
-            j = data.find(b"\n", i)
-            i = n if j < 0 else j
-            continue
-        elif c in b"'\"":
-            triple = data[i : i + 3]
-            quote = triple if triple in (b"'''", b'"""') else data[i : i + 1]
-            i += len(quote)
-            while i < n and not data.startswith(quote, i):
-                i += 2 if data[i] == 0x5C else 1
-            i += len(quote)
-            continue
-        elif c == 0x3A and depth == 0:  # ':'
-            j = data.find(b"\n", i)
-            rest = data[i + 1 : n if j < 0 else j].strip()
-            if rest and not rest.startswith(b"#"):
-                return None  # the body is on the header's line
-            return None if j < 0 else bisect_right(starts, j)
-        i += 1
-    return None
-
-
-def _statement_indent(data, starts, first: int, end: int, in_string) -> bytes | None:
-    """The indentation of the first statement line in lines [first, end) (not blank, not a
-    comment), or None."""
-    for line in range(first, end):
-        a = starts[line]
-        b = starts[line + 1] - 1 if line + 1 < len(starts) else len(data)
-        text = data[a:b]
-        stripped = text.lstrip(b" \t")
-        if stripped.strip() and not stripped.startswith(b"#") and not in_string(line):
-            return text[: len(text) - len(stripped)]
-    return None
-
-
-def skeleton(
-    data: bytes, keep: list[int], starts: list[int] | None = None, headers: bool = False
-) -> bytes | None:
+def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> bytes | None:
     """The file with every def/class block that contains none of the 1-based line numbers in
     `keep` replaced by `pass` and blank lines; None when nothing would be removed. `starts`:
-    the offsets of the lines, when the caller has them. `headers`: keep the decorators and the
-    `def`/`class` header of each removed block (its name stays bound, its defaults and
-    decorators stay evaluated); only the body becomes `pass`."""
+    the offsets of the lines, when the caller has them."""
     search = _BLOCK_AFTER_NEWLINE.search
     m = _BLOCK_FIRST_LINE.match(data) or search(data)
     if m is None:
@@ -195,24 +143,13 @@ def skeleton(
             pending_decorator = None
             k = bisect_left(keep_idx, first)
             end = block_end(line, indent)
-            body = body_indent = None
-            if headers and (k == len(keep_idx) or keep_idx[k] >= end):
-                body = _body_line(data, starts, m.start(2))
-                if body is not None and body < end:
-                    body_indent = _statement_indent(data, starts, body, end, in_string)
-            removed = k == len(keep_idx) or keep_idx[k] >= end
-            if removed and (not headers or body_indent is not None):
+            if k == len(keep_idx) or keep_idx[k] >= end:
                 # Holds no wanted line: replaced, and the blocks nested in it are never visited
                 # (a kept block's inner blocks are judged on their own).
+                start_off = starts[first]
                 end_off = starts[end] if end < n_lines else len(data)
-                if headers:
-                    start_off = starts[body]
-                    pieces.append(data[copied_to:start_off])
-                    pieces.append(body_indent + b"pass")
-                else:
-                    start_off = starts[first]
-                    pieces.append(data[copied_to:start_off])
-                    pieces.append(data[start_off : start_off + indent] + b"pass")
+                pieces.append(data[copied_to:start_off])
+                pieces.append(data[start_off : start_off + indent] + b"pass")
                 pieces.append(b"\n" * data.count(b"\n", start_off, end_off))
                 copied_to = end_off
                 next_from = max(next_from, end_off - 1)  # the newline before the next line

@@ -63,21 +63,16 @@ class Context:
             from .cpp.parser import parse
 
             return parse(self.normalized.data)
-        import ast
-        import warnings
+        from .python import parse
 
         skeleton = self._python_skeleton()
         if skeleton is not None:
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    return ast.parse(skeleton, filename=self.source.path, type_comments=False)
+                return parse(skeleton, self.source.path)
             except (SyntaxError, ValueError):
                 pass  # not a valid skeleton (or the file is invalid): parse the whole file
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return ast.parse(self.data, filename=self.source.path, type_comments=False)
+            return parse(self.data, self.source.path)
         except SyntaxError as exc:
             self.parse_error = exc.msg or "invalid syntax"
             self._syntax_error_at = (exc.lineno or 1, exc.offset or 1)
@@ -248,7 +243,8 @@ def lint_source(
     enabled_codes = {r.code for r in enabled}
     ctx = Context(source, settings, is_jit)
     if source.language == "python" and rules:
-        ctx.partial_lines = _partial_lines(rules, source.data)
+        if len(source.data) >= SKELETON_MIN_BYTES:  # (smaller files are parsed whole)
+            ctx.partial_lines = _partial_lines(rules, source.data)
 
     tree_rules = [r for r in rules if r.needs_tree or r.visit is not None]
     byte_rules = [r for r in rules if not (r.needs_tree or r.visit is not None)]

@@ -3,8 +3,10 @@
     python bench/reference_sweep.py [--out DIR]
 
 For bf16 rows x hidden shapes, times every (vectors per thread, prefetch) instantiation with the
-same method as bench/reference_kernels.py (CUDA events, median, L2 flushed before each run) and
-prints one line per shape: the time of each variant, the fastest marked.
+same method as bench/reference_kernels.py (L2 flushed before each run; CUDA events and the
+kernels' own CUPTI time; ROUNDS rounds, the variants in a rotating order in each, since what is
+measured first after a change of state measures slower; median over the rounds) and prints one
+line per shape: `[kernel us, event us]` for each variant, the fastest kernel time marked.
 """
 
 from __future__ import annotations
@@ -104,9 +106,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
+    import statistics
+
     import torch
     import tvm_ffi
-    from reference_kernels import median_ms
+    from reference_kernels import ROUNDS, kernel_us, median_ms
     from reference_support import compile_reference
 
     exports = "\n".join(
@@ -124,21 +128,29 @@ def main() -> None:
         residual = torch.randn_like(x)
         weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
         out = torch.empty_like(x)
-        row = {"rows": rows, "hidden": hidden}
+        calls = {}
         for v, p in VARIANTS:
             threads = -(-hidden // 8 // v)
             if threads > 1024:
                 continue
             fn = getattr(module, f"sweep_{v}_{int(p)}")
-            call = _bind(fn, out, residual, x, weight)
-            row[f"v{v}{'p' if p else ''}"] = round(1e3 * median_ms(call, flush, 50), 1)
+            calls[f"v{v}{'p' if p else ''}"] = _bind(fn, out, residual, x, weight)
         if hidden // 8 <= 1024:
             for name in ("hinted", "raw"):
-                fn = getattr(module, f"sweep_{name}")
-                row[name] = round(
-                    1e3 * median_ms(_bind(fn, out, residual, x, weight), flush, 50), 1
-                )
-        best = min((k for k in row if k.startswith("v")), key=lambda k: row[k])
+                calls[name] = _bind(getattr(module, f"sweep_{name}"), out, residual, x, weight)
+        names = list(calls)
+        samples: dict[str, list] = {n: [] for n in names}
+        for k in range(ROUNDS):
+            for name in names[k % len(names) :] + names[: k % len(names)]:
+                call = calls[name]
+                samples[name].append((kernel_us(call, flush, 30), 1e3 * median_ms(call, flush, 30)))
+        row = {"rows": rows, "hidden": hidden}
+        for name in names:
+            row[name] = [
+                round(statistics.median(s[0] for s in samples[name]), 2),
+                round(statistics.median(s[1] for s in samples[name]), 2),
+            ]
+        best = min((k for k in row if k.startswith("v")), key=lambda k: row[k][0])
         print(json.dumps(row), "best:", best, flush=True)
         results.append(row)
     with open(os.path.join(args.out, "sweep.json"), "w") as fh:

@@ -18,8 +18,26 @@ _POOL_STATE: dict = {}
 PARALLEL_THRESHOLD = 48
 
 
+_RULE_FACTS: dict = {}
+
+
+def _rule_facts(rules, language: str) -> tuple:
+    """(rules, JIT-scoped rules apply, the aiter rule is on, the FFI rule is on) for one rule
+    list and language, computed once per list: most files share their settings' list. The memo
+    holds the list, so its id cannot be reused by another one meanwhile."""
+    key = (id(rules), language)
+    found = _RULE_FACTS.get(key)
+    if found is None or found[0] is not rules:
+        if len(_RULE_FACTS) > 1024:  # per-file-ignores make a list per file: keep it bounded
+            _RULE_FACTS.clear()
+        names = {r.name for r in rules}
+        jit = any(r.scope == "jit" and r.language in (language, "any") for r in rules)
+        found = _RULE_FACTS[key] = (rules, jit, AITER_RULE in names, FFI_RULE in names)
+    return found
+
+
 def _jit_matters(rules, language) -> bool:
-    return any(r.scope == "jit" and r.language in (language, "any") for r in rules)
+    return _rule_facts(rules, language)[1]
 
 
 def _lint_one(cand, resolver, registry, keep_source, want_digest=True):
@@ -204,11 +222,10 @@ def _stat(path: str):
 def _project_key(cand, rules) -> str:
     from .project import aiter_fingerprint, fingerprint
 
+    _, _, aiter_rule, ffi_rule = _rule_facts(rules, cand.language)
     if cand.language == "python":
-        return aiter_fingerprint(cand.abspath) if any(r.name == AITER_RULE for r in rules) else ""
-    if cand.language != "cpp" or not any(r.name == FFI_RULE for r in rules):
-        return ""
-    return fingerprint()
+        return aiter_fingerprint(cand.abspath) if aiter_rule else ""
+    return fingerprint() if cand.language == "cpp" and ffi_rule else ""
 
 
 def _semantic_note(results) -> None:

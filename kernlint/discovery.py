@@ -43,13 +43,15 @@ class _GitIgnores:
             self._cache[directory] = spec
         return spec
 
-    def ignored(self, abspath: str, is_dir: bool, chain: list[str]) -> bool:
-        """Is `abspath` ignored by any .gitignore in `chain` (outermost first)?"""
+    def active(self, chain: list[str]) -> list[tuple[str, object]]:
+        """(directory, spec) for the directories of `chain` that hold a .gitignore."""
+        return [(d, spec) for d in chain if (spec := self.spec_for(d)) is not None]
+
+    @staticmethod
+    def ignored(abspath: str, is_dir: bool, active: list[tuple[str, object]]) -> bool:
+        """Is `abspath` ignored by the .gitignore files `active` (outermost first)?"""
         result = False
-        for directory in chain:
-            spec = self.spec_for(directory)
-            if spec is None:
-                continue
+        for directory, spec in active:
             rel = os.path.relpath(abspath, directory).replace(os.sep, "/")
             if is_dir:
                 rel += "/"
@@ -136,6 +138,8 @@ def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
         visited_dirs.add(key)
         settings = resolver.for_directory(directory)
         chain_here = parents + [directory]
+        # The .gitignore files that apply here, looked up once per directory, not per entry.
+        gitignored = gitignores.active(chain_here) if settings.respect_gitignore else []
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
@@ -155,7 +159,7 @@ def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
                 # Symbolic links are not followed while walking (no loops, no escapes),
                 # like ruff and git. A link named on the command line is followed.
                 continue
-            if settings.respect_gitignore and gitignores.ignored(path, is_dir, chain_here):
+            if gitignored and gitignores.ignored(path, is_dir, gitignored):
                 continue
             if settings.is_excluded(path, is_dir=is_dir):
                 continue

@@ -12,7 +12,6 @@ functions by their `TensorView` parameters and export macros.
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
 
 _TARGETS: frozenset[str] = frozenset()
@@ -24,16 +23,21 @@ def wrapper_targets() -> frozenset[str]:
     return _TARGETS
 
 
-_FINGERPRINT = ""
+_FINGERPRINT: str | None = None  # computed on first use: only cache keys need it
 
 
 def set_wrapper_targets(targets) -> None:
     global _TARGETS, _FINGERPRINT
     _TARGETS = frozenset(targets)
-    _FINGERPRINT = hashlib.sha256("\n".join(sorted(_TARGETS)).encode()).hexdigest()[:12]
+    _FINGERPRINT = None
 
 
 def fingerprint() -> str:
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        import hashlib
+
+        _FINGERPRINT = hashlib.sha256("\n".join(sorted(_TARGETS)).encode()).hexdigest()[:12]
     return _FINGERPRINT
 
 
@@ -354,4 +358,8 @@ def _finding(node, message: str) -> tuple[int, int, int, int, str]:
 
 def aiter_fingerprint(abspath: str) -> str:
     items = _AITER_FINDINGS.get(abspath, [])
-    return hashlib.sha256(repr(items).encode()).hexdigest()[:12] if items else "-"
+    if not items:
+        return "-"
+    import hashlib
+
+    return hashlib.sha256(repr(items).encode()).hexdigest()[:12]

@@ -88,7 +88,8 @@ def _jobs() -> int:
 
 def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     """Lint candidates (cached results reused); results come back in candidate order."""
-    from .cache import settings_key
+    if cache is not None:
+        from .cache import settings_key  # (hashlib and pickle: not needed without a cache)
 
     jobs = jobs or _jobs()
     parallel = jobs > 1 and len(candidates) >= PARALLEL_THRESHOLD and _can_fork()

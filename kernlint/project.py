@@ -140,20 +140,12 @@ _CACHE_KEY = "project:cuda-wrappers"
 def collect(paths, cache=None, stats=None) -> set[str]:
     """Wrapper targets of all the Python files; with a cache, files whose size and mtime are
     unchanged since the last run are not read again. `stats`: the files' `os.stat` results
-    (None where it failed), when the caller has them."""
-    import os
-
+    (None where it failed), needed with a cache."""
     out: set[str] = set()
     for k, path in enumerate(paths):
         st = None
         if cache is not None:
-            if stats is not None:
-                st = stats[k]
-            else:
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    st = None
+            st = stats[k]
             if st is None:
                 continue
             found = cache.lookup_stat(path, _CACHE_KEY, st)

@@ -182,22 +182,20 @@ def _wants_wrappers(candidates, resolver) -> bool:
     if first_cpp is None:
         return False
     settings = resolver.for_file(first_cpp.abspath)
-    return any(r.name == FFI_RULE for r in settings.rules_for(first_cpp.abspath))
+    return _rule_facts(settings.rules_for(first_cpp.abspath), "cpp")[3]
 
 
-def _collect_project_facts(candidates, resolver, cache=None, wrappers=True, stats=None) -> None:
+def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None:
     """Cross-file facts (FFI wrapper targets named in Python), gathered once per run
     (`wrappers=False`: the pool gathers the targets while linting the Python files).
-    `stats`: the candidates' `os.stat` results, when the caller has them."""
+    `stats`: the candidates' `os.stat` results (read when there is a cache)."""
     from .project import collect, collect_aiter_import_time, set_aiter_findings, set_wrapper_targets
 
     python = [k for k, c in enumerate(candidates) if c.language == "python"]
     targets: set[str] = set()
     if wrappers and _wants_wrappers(candidates, resolver):
         targets = collect(
-            [candidates[k].abspath for k in python],
-            cache,
-            [stats[k] for k in python] if stats is not None else None,
+            [candidates[k].abspath for k in python], cache, [stats[k] for k in python]
         )
     set_wrapper_targets(targets)
     aiter: dict = {}
@@ -210,7 +208,7 @@ def _import_time_policy(cand, resolver) -> bool:
     settings = resolver.for_file(cand.abspath)
     if getattr(settings, "aiter_import_policy", "lexical") != "import-time":
         return False
-    return any(r.name == AITER_RULE for r in settings.rules_for(cand.abspath))
+    return _rule_facts(settings.rules_for(cand.abspath), "python")[2]
 
 
 def _stat(path: str):
@@ -257,8 +255,6 @@ def _to_payload(res):
 
 def _from_payload(cand, payload):
     import dataclasses
-
-    from .engine import FileResult
 
     diagnostics, warnings, notes = payload if len(payload) == 3 else (*payload, [])
     diags = [

@@ -67,6 +67,11 @@ import re
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
 
+
+def _import_time_policy(settings) -> bool:
+    return getattr(settings, "aiter_import_policy", "") == "import-time"
+
+
 RULE = Rule(
     code="PY001",
     name="ungated-aiter-import",
@@ -75,7 +80,7 @@ RULE = Rule(
     triggers=(b"aiter",),
     # Under the `import-time` policy a file can be reported for importing a module that
     # imports aiter, without the word in its own bytes.
-    untriggered_when=lambda settings: _import_time_policy(settings),
+    untriggered_when=_import_time_policy,
     needs_tree=False,
     # The imports, their enclosing blocks and the module's gates are all it reads (any line
     # holding `aiter` is kept: a superset of the import lines, found at memchr speed).
@@ -90,19 +95,14 @@ _AITER_IMPORT = re.compile(
 )
 
 
-def _import_time_policy(settings) -> bool:
-    return getattr(settings, "aiter_import_policy", "") == "import-time"
-
-
 def check(ctx) -> None:
     from kernlint.python.guards import hip_test
 
     if _import_time_policy(ctx.settings):
         _import_time(ctx)
         return
-    data = ctx.data
-    if b"aiter" not in data or not _may_import_aiter(data):
-        return  # cannot hold an aiter import: never parsed
+    if not _may_import_aiter(ctx.data):
+        return  # cannot hold an aiter import: never parsed (the trigger found `aiter` already)
     if ctx.tree is None:
         return  # unparsable: the engine warns about it when a tree rule runs
     facts = ctx.facts

@@ -125,6 +125,23 @@ def host_us(fn, reps=200):
     return statistics.median(times)
 
 
+def rotating_medians(impls, flush, reps, kernel_reps=60) -> dict[str, tuple[float, float]]:
+    """{name: (event us, kernel us)} for each implementation: medians over ROUNDS rounds, the
+    implementations interleaved in each in a rotating order. What runs first after a change of
+    state measures slower (the same kernel, same tensors: 3.8 us measured first, 3.1 us
+    measured again after the others at 256 x 4096), so every implementation is measured in
+    every position and the median over the rounds is kept."""
+    names = list(impls)
+    samples: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
+    for k in range(ROUNDS):
+        for name in names[k % len(names) :] + names[: k % len(names)]:
+            samples[name][0].append(median_ms(impls[name], flush, reps) * 1e3)
+            samples[name][1].append(kernel_us(impls[name], flush, kernel_reps))
+    return {
+        n: (statistics.median(us), statistics.median(kern)) for n, (us, kern) in samples.items()
+    }
+
+
 def measure_shape(rows, hidden, kernels, flush, reps):
     import torch
 
@@ -140,21 +157,11 @@ def measure_shape(rows, hidden, kernels, flush, reps):
         "torch_compile": lambda: kernels["compiled"](x, residual, weight),
     }
     row = {"rows": rows, "hidden": hidden}
-    # Rounds, the implementations interleaved in each: what runs first after a change of state
-    # measures slower (the same kernel, same tensors: 3.8 us measured first, 3.1 us measured
-    # again after the others at 256 x 4096), so every implementation is measured in every
-    # position and the median over the rounds is kept.
-    samples: dict[str, dict[str, list[float]]] = {n: {"us": [], "kernel": []} for n in impls}
-    names = list(impls)
-    for k in range(ROUNDS):
-        order = names[k % len(names) :] + names[: k % len(names)]
-        for name in order:
-            samples[name]["us"].append(median_ms(impls[name], flush, reps) * 1e3)
-            samples[name]["kernel"].append(kernel_us(impls[name], flush))
+    medians = rotating_medians(impls, flush, reps)
     for name, fn in impls.items():
-        us = statistics.median(samples[name]["us"])
+        us, kern = medians[name]
         row[name + "_us"] = us
-        row[name + "_kernel_us"] = statistics.median(samples[name]["kernel"])
+        row[name + "_kernel_us"] = kern
         row[name + "_gbs"] = nbytes / (us * 1e-6) / 1e9
         if rows == 1:
             row[name + "_host_us"] = host_us(fn)

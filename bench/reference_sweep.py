@@ -106,11 +106,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
-    import statistics
-
     import torch
     import tvm_ffi
-    from reference_kernels import ROUNDS, kernel_us, median_ms
+    from reference_kernels import rotating_medians
     from reference_support import compile_reference
 
     exports = "\n".join(
@@ -138,18 +136,10 @@ def main() -> None:
         if hidden // 8 <= 1024:
             for name in ("hinted", "raw"):
                 calls[name] = _bind(getattr(module, f"sweep_{name}"), out, residual, x, weight)
-        names = list(calls)
-        samples: dict[str, list] = {n: [] for n in names}
-        for k in range(ROUNDS):
-            for name in names[k % len(names) :] + names[: k % len(names)]:
-                call = calls[name]
-                samples[name].append((kernel_us(call, flush, 30), 1e3 * median_ms(call, flush, 30)))
+        medians = rotating_medians(calls, flush, 30, kernel_reps=30)
         row = {"rows": rows, "hidden": hidden}
-        for name in names:
-            row[name] = [
-                round(statistics.median(s[0] for s in samples[name]), 2),
-                round(statistics.median(s[1] for s in samples[name]), 2),
-            ]
+        for name, (us, kern) in medians.items():
+            row[name] = [round(kern, 2), round(us, 2)]
         best = min((k for k in row if k.startswith("v")), key=lambda k: row[k][0])
         print(json.dumps(row), "best:", best, flush=True)
         results.append(row)

@@ -35,14 +35,21 @@ class PyFacts:
 
         return Guards(self.tree)
 
-    def nodes_on_lines(self, pattern, types) -> list:
+    def nodes_on_lines(self, pattern, types, first=None) -> list:
         """Nodes of the given `ast` types in the statements on lines where the bytes regex
-        `pattern` matches (each statement's own expressions; nested blocks excluded).
-        Finds a few nodes in a big file without walking the whole tree."""
+        `pattern` matches (the line of the match's last byte; each statement's own
+        expressions; nested blocks excluded). `first`: a pattern also tried at the start of
+        the file, for a line-start `pattern` searched after a newline (`\n[ \t]*@` is several
+        times faster than `^[ \t]*@` under re.M). Finds a few nodes in a big file without
+        walking the whole tree."""
         if self.tree is None:
             return []
+        data = self.source.data
         line_index = self.source.line_index
-        lines = sorted({line_index(m.start()) + 1 for m in pattern.finditer(self.source.data)})
+        found = {line_index(m.end() - 1) + 1 for m in pattern.finditer(data)}
+        if first is not None and first.match(data):
+            found.add(1)
+        lines = sorted(found)
         seen: set[int] = set()
         out = []
         guards = self.guards
@@ -85,8 +92,11 @@ class PyFacts:
         return out
 
 
-_AITER_LINE = re.compile(rb"\baiter\b")
-_IMPORT_LINE = re.compile(rb"\bimport\b")
+# Word patterns start with their literal and check the boundary before it by a lookbehind:
+# the same matches as a leading `\b`, which would defeat the regex engine's literal-prefix
+# search (about 10x slower over a file).
+_AITER_LINE = re.compile(rb"aiter\b(?<=\baiter)")
+_IMPORT_LINE = re.compile(rb"import\b(?<=\bimport)")
 
 
 def header_walk(stmt):

@@ -29,11 +29,11 @@ def decorator_kind(dec, facts) -> str | None:
     return None
 
 
-_LOAD_JIT_LINE = re.compile(rb"\bload_jit\b")
+_LOAD_JIT_LINE = re.compile(rb"load_jit\b(?<=\bload_jit)")  # (literal first: see facts.py)
 
 
 _JIT_PARTIAL = re.compile(rb"load_jit|\n[ \t]*@[\w.]+[ \t]*\(")
-_LOAD_JIT_ALIAS = re.compile(rb"\bload_jit[ \t]+as\b")
+_LOAD_JIT_ALIAS = re.compile(rb"load_jit(?<=\bload_jit)[ \t]+as\b")
 
 
 def partial_lines(data: bytes):

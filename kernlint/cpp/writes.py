@@ -17,6 +17,7 @@ Simple pointer aliases (`auto q = p + off;`, `T* q = p;`) are followed one decla
 from __future__ import annotations
 
 from .params import parameters
+from .parser import identifier_nodes
 
 READ, WRITE, UNSURE = "read", "write", "unsure"
 
@@ -173,19 +174,15 @@ class Analyzer:
         self.callee_const = callee_const
         self.local_functions = local_functions  # name -> [function_definition nodes]
         self._seen_aliases: set[str] = set()
-        self._by_name: dict[bytes, list] | None = None
+        self._by_name: dict[bytes, list] = {}
 
     def _identifiers(self, name: str) -> list:
-        if self._by_name is None:
-            # One C-level query over the body (compiled once per process) instead of visiting
-            # every node of the body from Python.
-            from .parser import nodes_of_types
-
-            by_name: dict[bytes, list] = {}
-            for node in nodes_of_types(self.body, ("identifier", "type_identifier")):
-                by_name.setdefault(node.text, []).append(node)
-            self._by_name = by_name
-        return self._by_name.get(name.encode(), [])
+        """The `identifier`/`type_identifier` nodes named `name` in the body, in order."""
+        key = name.encode()
+        found = self._by_name.get(key)
+        if found is None:
+            found = self._by_name[key] = identifier_nodes(self.body, key)
+        return found
 
     # -- entry point ------------------------------------------------------------------------
     def param_access(self, name: str) -> str:

@@ -288,7 +288,7 @@ def _in_device_code(node, kinds) -> bool:
 
 def _casts_a_local_array(call) -> bool:
     """`reinterpret_cast<const uint4*>(regs)` with `T regs[4]` declared in the function."""
-    from kernlint.cpp.parser import nodes_of_types
+    from kernlint.cpp.parser import identifier_nodes
 
     args = call.child_by_field_name("arguments")
     values = [a for a in args.named_children if a.type != "comment"] if args is not None else []
@@ -297,11 +297,16 @@ def _casts_a_local_array(call) -> bool:
     owner = _enclosing_function(call)
     if owner is None:
         return False
-    name = values[0].text
-    for decl in nodes_of_types(owner, ("array_declarator",)):
-        inner = decl.child_by_field_name("declarator")
-        if inner is not None and inner.type == "identifier" and inner.text == name:
-            return True
+    for ident in identifier_nodes(owner, values[0].text):
+        decl = ident.parent
+        if decl is not None and decl.type == "array_declarator":
+            inner = decl.child_by_field_name("declarator")
+            if (
+                inner is not None
+                and ident.type == "identifier"
+                and inner.start_byte == ident.start_byte
+            ):
+                return True  # the name is the declarator of an array (`T regs[4]`)
     return False
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 
 from . import __version__
 
@@ -77,6 +76,8 @@ class Cache:
             if not os.path.exists(ignore):
                 with open(ignore, "w") as fh:
                     fh.write("# Created by kernlint\n*\n")
+            import tempfile  # (a warm run that stores nothing does not import it)
+
             fd, tmp = tempfile.mkstemp(prefix=".results-", dir=self.directory)
             with os.fdopen(fd, "wb") as fh:
                 pickle.dump(self.entries, fh, protocol=pickle.HIGHEST_PROTOCOL)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 import os
-import tempfile
 
 from .model import Diagnostic
 
@@ -41,6 +39,8 @@ def apply_fixes(data: bytes, diagnostics: list[Diagnostic], unsafe: bool):
 def unified_diff(path: str, old: bytes, new: bytes) -> str:
     a = old.decode("utf-8", "surrogateescape").splitlines(keepends=True)
     b = new.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    import difflib  # (imported when a diff is shown: not on the plain check path)
+
     lines = difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}")
     text = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
@@ -53,6 +53,8 @@ def write_atomic(path: str, data: bytes) -> None:
     real = os.path.realpath(path)
     directory = os.path.dirname(real) or "."
     st = os.stat(real)
+    import tempfile  # (imported when a file is written: not on the plain check path)
+
     fd, tmp = tempfile.mkstemp(prefix=".kernlint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:

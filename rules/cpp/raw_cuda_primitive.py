@@ -173,7 +173,12 @@ def check(ctx) -> None:
 
     facts = ctx.facts
     kinds = {f.node.id: f for f in facts.functions}
-    nodes = facts.nodes("call_expression", "gnu_asm_expression")
+    if any(name.encode() in data for name in _ERROR_CALLS):
+        # Launch sites decide the error-check entries: every call, in document order.
+        nodes = facts.nodes("call_expression", "gnu_asm_expression")
+    else:
+        nodes = _named_calls(ctx) + facts.nodes("gnu_asm_expression")
+        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
     launches: dict[int, int] = {}  # function node id -> first launch offset
     for node in nodes:
         if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
@@ -231,6 +236,50 @@ def check(ctx) -> None:
             func = kinds.get(owner.id) if owner is not None else None
             if func is not None and _is_host_only(func):
                 _report(ctx, fn.start_byte, fn.end_byte, "host-assert", name)
+
+
+# The callee names the loop in `check` acts on, other than the error checks (with those, every
+# call is visited: launch sites matter before them).
+_NAMED = tuple(sorted(n.encode() for n in _SHUFFLES | _PDL_CALLS | _HOST_CHECKS)) + (
+    b"reinterpret_cast",
+)
+
+
+def _named_calls(ctx) -> list:
+    """The calls whose callee's simple name (`simple_name`) is one of `_NAMED`: each occurrence
+    of a name's bytes is looked up in the tree instead of visiting every call from Python."""
+    text = ctx.normalized.data  # the bytes the tree was parsed from
+    root = ctx.tree.root_node
+    found: dict[int, object] = {}
+    for name in _NAMED:
+        i = text.find(name)
+        while i >= 0:
+            call = _call_named_at(root, i, i + len(name))
+            if call is not None:
+                found[call.id] = call
+            i = text.find(name, i + 1)
+    return list(found.values())
+
+
+def _call_named_at(root, start: int, end: int):
+    """The call expression whose callee's simple name is the node spanning exactly
+    [start, end), or None: the inverse of `simple_name` (`name_node` descends through the
+    `name` fields of qualified identifiers and template functions)."""
+    node = root.descendant_for_byte_range(start, end)
+    if node is None or node.start_byte != start or node.end_byte != end:
+        return None
+    parent = node.parent
+    while parent is not None and parent.start_byte == start and parent.end_byte == end:
+        node, parent = parent, parent.parent
+    while parent is not None and parent.type in ("qualified_identifier", "template_function"):
+        name = parent.child_by_field_name("name")
+        if name is None or name.id != node.id:
+            return None
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "call_expression":
+        return None
+    fn = parent.child_by_field_name("function")
+    return parent if fn is not None and fn.id == node.id else None
 
 
 def _forceinline(ctx) -> None:

@@ -54,6 +54,44 @@ def simple_name(node) -> str:
     return node.text.decode("utf-8", "replace") if node is not None else ""
 
 
+def calls_named(root, text: bytes, name: bytes, leaf_type: str | None = None) -> list:
+    """The call expressions whose callee's simple name (`simple_name`) is `name`, in document
+    order: each occurrence of `name` in `text` (the bytes the tree was parsed from) is looked up
+    in the tree, instead of visiting every call from Python. `leaf_type`: also require the
+    name node's type (e.g. "identifier")."""
+    out = []
+    i = text.find(name)
+    while i >= 0:
+        call = _call_named_at(root, i, i + len(name), leaf_type)
+        if call is not None:
+            out.append(call)
+        i = text.find(name, i + 1)
+    return out
+
+
+def _call_named_at(root, start: int, end: int, leaf_type: str | None):
+    """The call whose callee's `name_node` spans exactly [start, end), or None: the inverse of
+    `name_node`, which descends through the `name` fields of qualified identifiers and
+    template functions."""
+    node = root.descendant_for_byte_range(start, end)
+    if node is None or node.start_byte != start or node.end_byte != end:
+        return None
+    parent = node.parent
+    while parent is not None and parent.start_byte == start and parent.end_byte == end:
+        node, parent = parent, parent.parent
+    if leaf_type is not None and node.type != leaf_type:
+        return None
+    while parent is not None and parent.type in ("qualified_identifier", "template_function"):
+        field = parent.child_by_field_name("name")
+        if field is None or field.id != node.id:
+            return None
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "call_expression":
+        return None
+    fn = parent.child_by_field_name("function")
+    return parent if fn is not None and fn.id == node.id else None
+
+
 @dataclass(frozen=True)
 class Item:
     node: object  # tree-sitter node

@@ -64,7 +64,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from kernlint.cpp.facts import name_node
 from kernlint.cpp.lexer import span_at
 from kernlint.cpp.params import function_declarator, parameters
 from kernlint.model import Edit, Fix, Rule
@@ -170,13 +169,13 @@ def _parameter_bytes(ctx, func_node) -> bytes:
     return ctx.data[plist.start_byte : plist.end_byte] if plist is not None else b""
 
 
-def _called_names(ctx) -> set[str]:
-    out = set()
-    for call in ctx.facts.nodes("call_expression"):
-        fn = name_node(call.child_by_field_name("function"))
-        if fn is not None and fn.type == "identifier":
-            out.add(fn.text.decode("utf-8", "replace"))
-    return out
+def _is_called(ctx, name: str) -> bool:
+    """Is `name` called in this file (a call whose callee's simple name is the identifier
+    `name`, `name(...)` or `ns::name<T>(...)`)?"""
+    from kernlint.cpp.facts import calls_named
+
+    text = ctx.normalized.data  # the bytes the tree was parsed from
+    return bool(calls_named(ctx.tree.root_node, text, name.encode(), "identifier"))
 
 
 def _semantic_param(ctx, func, param) -> None:
@@ -207,7 +206,6 @@ def check(ctx) -> None:
         if not any(_target_token(t) in data for t in targets):
             return
     exported = _exported_names(ctx)
-    called = None
     for func in ctx.facts.functions:
         if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
             continue
@@ -219,10 +217,10 @@ def check(ctx) -> None:
         if not named:
             if not any("TensorView" in p.type_text for p in params):
                 continue
-            if called is None:
-                called = _called_names(ctx)
-            if simple in called:
-                continue  # a helper of the launcher, called from this file: not an entry point
+            if not simple or _is_called(ctx, simple):
+                # A helper of the launcher, called from this file: not an entry point. (A
+                # function without a name is a parse the rule does not trust: quiet.)
+                continue
         for param in params:
             if param.pointer_depth or param.is_reference or param.is_array:
                 continue

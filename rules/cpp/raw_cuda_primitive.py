@@ -246,40 +246,17 @@ _NAMED = tuple(sorted(n.encode() for n in _SHUFFLES | _PDL_CALLS | _HOST_CHECKS)
 
 
 def _named_calls(ctx) -> list:
-    """The calls whose callee's simple name (`simple_name`) is one of `_NAMED`: each occurrence
-    of a name's bytes is looked up in the tree instead of visiting every call from Python."""
+    """The calls whose callee's simple name (`simple_name`) is one of `_NAMED`, found by
+    looking up each occurrence of a name in the tree instead of visiting every call."""
+    from kernlint.cpp.facts import calls_named
+
     text = ctx.normalized.data  # the bytes the tree was parsed from
     root = ctx.tree.root_node
     found: dict[int, object] = {}
     for name in _NAMED:
-        i = text.find(name)
-        while i >= 0:
-            call = _call_named_at(root, i, i + len(name))
-            if call is not None:
-                found[call.id] = call
-            i = text.find(name, i + 1)
+        for call in calls_named(root, text, name):
+            found[call.id] = call
     return list(found.values())
-
-
-def _call_named_at(root, start: int, end: int):
-    """The call expression whose callee's simple name is the node spanning exactly
-    [start, end), or None: the inverse of `simple_name` (`name_node` descends through the
-    `name` fields of qualified identifiers and template functions)."""
-    node = root.descendant_for_byte_range(start, end)
-    if node is None or node.start_byte != start or node.end_byte != end:
-        return None
-    parent = node.parent
-    while parent is not None and parent.start_byte == start and parent.end_byte == end:
-        node, parent = parent, parent.parent
-    while parent is not None and parent.type in ("qualified_identifier", "template_function"):
-        name = parent.child_by_field_name("name")
-        if name is None or name.id != node.id:
-            return None
-        node, parent = parent, parent.parent
-    if parent is None or parent.type != "call_expression":
-        return None
-    fn = parent.child_by_field_name("function")
-    return parent if fn is not None and fn.id == node.id else None
 
 
 def _forceinline(ctx) -> None:

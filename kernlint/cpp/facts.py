@@ -174,6 +174,17 @@ class CppFacts:
         self.root = tree.root_node
         self.normalized = normalized
         self.data = data
+        self._params: dict[int, list] = {}
+
+    def params_of(self, func_node) -> list:
+        """`params.parameters(func_node)`, computed once per function (several rules read the
+        parameters of the same kernels)."""
+        found = self._params.get(func_node.id)
+        if found is None:
+            from .params import parameters
+
+            found = self._params[func_node.id] = parameters(func_node)
+        return found
 
     # Node types the rules ask for, found by one tree-sitter query per file.
     INDEXED_TYPES = (

@@ -65,7 +65,7 @@ import re
 from functools import lru_cache
 
 from kernlint.cpp.lexer import span_at
-from kernlint.cpp.params import function_declarator, parameters
+from kernlint.cpp.params import function_declarator
 from kernlint.model import Edit, Fix, Rule
 
 RULE = Rule(
@@ -213,7 +213,7 @@ def check(ctx) -> None:
         named = simple in exported or _is_wrapper_target(func, targets)
         if not named and b"TensorView" not in _parameter_bytes(ctx, func.node):
             continue  # most functions: no parameter to look at (a byte check, no analysis)
-        params = parameters(func.node)
+        params = ctx.facts.params_of(func.node)
         if not named:
             if not any("TensorView" in p.type_text for p in params):
                 continue

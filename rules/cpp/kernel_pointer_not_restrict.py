@@ -53,7 +53,6 @@ with `// kernlint: ignore[kernel-pointer-not-restrict]` and a comment saying why
 
 from __future__ import annotations
 
-from kernlint.cpp.params import parameters
 from kernlint.model import Edit, Fix, Rule
 
 RULE = Rule(
@@ -69,7 +68,7 @@ RULE = Rule(
 
 def check(ctx) -> None:
     for kernel in ctx.facts.kernels:
-        for param in parameters(kernel.node):
+        for param in ctx.facts.params_of(kernel.node):
             if param.pointer_depth == 0 or param.is_reference or param.restrict:
                 continue
             star = _top_star(param.own_pointer)

@@ -50,7 +50,6 @@ No automatic fix: the matcher needs symbolic names chosen by the author.
 from __future__ import annotations
 
 from kernlint.cpp.facts import in_abstractions, simple_name
-from kernlint.cpp.params import parameters
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -82,7 +81,7 @@ def check(ctx) -> None:
             continue
         tensors = {
             p.name
-            for p in parameters(func.node)
+            for p in ctx.facts.params_of(func.node)
             if p.name and p.type_text.replace("tvm::ffi::", "").strip() == "TensorView"
         }
         if not tensors:

@@ -60,7 +60,6 @@ changed with it, and a write the analysis could not see (through a macro) would 
 
 from __future__ import annotations
 
-from kernlint.cpp.params import parameters
 from kernlint.cpp.writes import READ, Analyzer
 from kernlint.model import Edit, Fix, Rule
 
@@ -87,7 +86,7 @@ def check(ctx) -> None:
         analyzer = Analyzer(
             kernel.node.child_by_field_name("body"), facts.functions_by_name, 0, callee_const
         )
-        for param in parameters(kernel.node):
+        for param in facts.params_of(kernel.node):
             key = (kernel.name, param.name)
             if not _candidate(param):
                 verdicts.setdefault(key, set()).add("not a candidate")

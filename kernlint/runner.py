@@ -16,6 +16,8 @@ def _warn(message: str) -> None:
 
 _POOL_STATE: dict = {}
 PARALLEL_THRESHOLD = 48
+# From this many Python files on, the FFI wrapper scan is done by the pool (see lint_candidates).
+DEFER_WRAPPER_SCAN = 200
 
 
 _RULE_FACTS: dict = {}
@@ -93,10 +95,16 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
 
     jobs = jobs or _jobs()
     parallel = jobs > 1 and len(candidates) >= PARALLEL_THRESHOLD and _can_fork()
-    # Without a cache, in parallel, the FFI wrapper targets named in Python files are gathered
-    # by the workers while they lint those files (each file read once), and handed to the
-    # C++ files after; with a cache they are needed first, for the C++ files' cache keys.
-    deferred = parallel and cache is None and _wants_wrappers(candidates, resolver)
+    # Without a cache, in parallel, the FFI wrapper targets named in many Python files are
+    # gathered by the workers while they lint those files (each file read once), and handed to
+    # the C++ files after; with a cache they are needed first, for the C++ files' cache keys.
+    # A few Python files are read here first instead: cheaper than a second pool phase.
+    deferred = (
+        parallel
+        and cache is None
+        and sum(c.language == "python" for c in candidates) >= DEFER_WRAPPER_SCAN
+        and _wants_wrappers(candidates, resolver)
+    )
     results = [None] * len(candidates)
     keys = [None] * len(candidates)
     stats = [None] * len(candidates)

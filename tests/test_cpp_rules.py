@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from cli_support import run
+
+from kernlint.runner import DEFER_WRAPPER_SCAN
 
 PROBE_PY = """\
 from sglang.jit_kernel.utils import cache_once, load_jit
@@ -73,14 +76,17 @@ def test_ffi_target_named_in_python_is_a_boundary(tmp_path):
     assert _findings(alone) == []
 
 
-def test_ffi_targets_gathered_by_parallel_workers(tmp_path):
-    """Enough files for the process pool: without a cache the workers gather the targets while
-    linting the Python files and hand them to the C++ files; same findings as with a cache
-    (targets gathered first) and as one file at a time."""
+@pytest.mark.parametrize("python_files", [60, DEFER_WRAPPER_SCAN + 5])
+def test_ffi_targets_gathered_by_parallel_workers(tmp_path, python_files):
+    """Enough files for the process pool. Without a cache, a few Python files are scanned for
+    targets before the pool starts; many are scanned by the workers while they lint them, and
+    the targets handed to the C++ files after. Same findings as with a cache (targets gathered
+    first)."""
     root, cuh = _tree(tmp_path)
     ops = root / "ops"
-    for i in range(60):
+    for i in range(python_files):
         (ops / f"filler_{i}.py").write_text(f"VALUE_{i} = {i}\n")
+    for i in range(60):
         (cuh.parent / f"filler_{i}.cuh").write_text(
             f"#pragma once\nnamespace sglang {{\ninline int f{i}() {{ return {i}; }}\n}}\n"
         )

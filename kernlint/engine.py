@@ -3,7 +3,7 @@
 Each file is read once; it is parsed at most once, and only if an enabled rule that can fire
 on it (its byte triggers occur in the file) needs the syntax tree. Shared facts are computed
 lazily, once, and handed to all rules. Rules that want nodes are dispatched from a table built
-from their `node_types` (one tree-sitter query, or one `ast.walk`, per file).
+from their `node_types` (one walk of the tree-sitter tree, or one `ast.walk`, per file).
 """
 
 from __future__ import annotations
@@ -323,7 +323,7 @@ def _dispatch(ctx: Context, visitors: list[Rule]) -> None:
         facts = ctx.facts
         types = tuple(sorted(table))
         if set(types) <= set(facts.INDEXED_TYPES):
-            found = facts.nodes(*types)  # shares the file's one query with the rules
+            found = facts.nodes(*types)  # shares the file's one walk with the rules
         else:
             found = nodes_of_types(ctx.tree.root_node, types)
         for node in found:

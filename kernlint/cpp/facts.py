@@ -186,7 +186,7 @@ class CppFacts:
             found = self._params[func_node.id] = parameters(func_node)
         return found
 
-    # Node types the rules ask for, found by one tree-sitter query per file.
+    # Node types the rules ask for, found by one walk of the tree per file.
     INDEXED_TYPES = (
         "function_definition",
         "call_expression",
@@ -197,10 +197,10 @@ class CppFacts:
 
     @cached_property
     def _index(self) -> dict[str, list]:
-        from .parser import nodes_of_types
+        from .parser import nodes_of_types_walked
 
         out: dict[str, list] = {t: [] for t in self.INDEXED_TYPES}
-        for node in nodes_of_types(self.root, self.INDEXED_TYPES):
+        for node in nodes_of_types_walked(self.root, self.INDEXED_TYPES):
             out[node.type].append(node)
         return out
 

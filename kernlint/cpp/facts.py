@@ -56,26 +56,24 @@ def simple_name(node) -> str:
 
 def calls_named(root, text: bytes, name: bytes, leaf_type: str | None = None) -> list:
     """The call expressions whose callee's simple name (`simple_name`) is `name`, in document
-    order: each occurrence of `name` in `text` (the bytes the tree was parsed from) is looked up
-    in the tree, instead of visiting every call from Python. `leaf_type`: also require the
-    name node's type (e.g. "identifier")."""
+    order, found from the occurrences of `name` in `text` (the bytes the tree was parsed from)
+    instead of visiting every call from Python. `leaf_type`: also require the name node's type
+    (e.g. "identifier")."""
+    from .parser import nodes_spelled
+
     out = []
-    i = text.find(name)
-    while i >= 0:
-        call = _call_named_at(root, i, i + len(name), leaf_type)
+    for node in nodes_spelled(root, name, text):
+        call = _call_of_name(node, leaf_type)
         if call is not None:
             out.append(call)
-        i = text.find(name, i + 1)
     return out
 
 
-def _call_named_at(root, start: int, end: int, leaf_type: str | None):
-    """The call whose callee's `name_node` spans exactly [start, end), or None: the inverse of
-    `name_node`, which descends through the `name` fields of qualified identifiers and
-    template functions."""
-    node = root.descendant_for_byte_range(start, end)
-    if node is None or node.start_byte != start or node.end_byte != end:
-        return None
+def _call_of_name(node, leaf_type: str | None):
+    """The call whose callee's `name_node` is `node` (or a node of the same span above it), or
+    None: the inverse of `name_node`, which descends through the `name` fields of qualified
+    identifiers and template functions."""
+    start, end = node.start_byte, node.end_byte
     parent = node.parent
     while parent is not None and parent.start_byte == start and parent.end_byte == end:
         node, parent = parent, parent.parent
@@ -197,10 +195,10 @@ class CppFacts:
 
     @cached_property
     def _index(self) -> dict[str, list]:
-        from .parser import nodes_of_types_walked
+        from .parser import nodes_of_types
 
         out: dict[str, list] = {t: [] for t in self.INDEXED_TYPES}
-        for node in nodes_of_types_walked(self.root, self.INDEXED_TYPES):
+        for node in nodes_of_types(self.root, self.INDEXED_TYPES):
             out[node.type].append(node)
         return out
 

@@ -40,34 +40,12 @@ def error_nodes(root) -> list:
     return out
 
 
-@lru_cache(maxsize=64)
-def _query(node_types: tuple[str, ...]):
-    import tree_sitter
-
-    lang = language()
-    known = [t for t in node_types if lang.id_for_node_kind(t, True) is not None]
-    if not known:
-        return None
-    source = "[" + " ".join(f"({t})" for t in known) + "] @n"
-    return tree_sitter.QueryCursor(tree_sitter.Query(lang, source))
-
-
 def nodes_of_types(root, node_types: tuple[str, ...]) -> list:
-    """All nodes of the given types under `root`, in document order (one C-level query)."""
-    cursor = _query(node_types)
-    if cursor is None:
-        return []
-    nodes = cursor.captures(root).get("n", [])
-    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
-    return nodes
-
-
-def nodes_of_types_walked(root, node_types: tuple[str, ...]) -> list:
-    """`nodes_of_types(root, node_types)`, found by a tree cursor walk instead of a query: the
-    same nodes in the same order (pre-order is document order, outer node first). Over a
-    whole tree the walk costs about what the query's matching does (0.21 vs 0.17 s over the
-    290 SGLang JIT files), and it needs no query compiled first: a query costs 15 to 20 ms to
-    compile with this grammar, once per process, which is most of a one-file run's tree work."""
+    """All nodes of the given types under `root`, in document order (pre-order: an outer node
+    before the nodes it contains), found by one tree-cursor walk. A tree-sitter query would
+    find the same nodes, but costs 15 to 20 ms to compile with this grammar, once per process
+    (most of a one-file run's tree work), and its matching costs about what the walk does
+    (0.17 vs 0.21 s over the 290 SGLang JIT files)."""
     lang = language()
     kinds = {lang.id_for_node_kind(t, True) for t in node_types} - {None}
     out: list = []
@@ -85,31 +63,35 @@ def nodes_of_types_walked(root, node_types: tuple[str, ...]) -> list:
                 return out
 
 
+def nodes_spelled(node, name: bytes, text: bytes | None = None) -> list:
+    """The smallest nodes under `node` that span exactly an occurrence of the bytes `name`, in
+    document order: each occurrence is looked up in the tree (`descendant_for_byte_range`)
+    instead of visiting every node from Python. `text`: the bytes the whole tree was parsed
+    from, when the caller has them (else the node's own text is read)."""
+    if not name:
+        return []
+    if text is None:
+        text, base, lo, hi = node.text, node.start_byte, 0, None
+    else:
+        base, lo, hi = 0, node.start_byte, node.end_byte
+    out = []
+    find = text.find
+    size = len(name)
+    i = find(name, lo, hi)
+    while i >= 0:
+        start = base + i
+        found = node.descendant_for_byte_range(start, start + size)
+        if found is not None and found.start_byte == start and found.end_byte == start + size:
+            out.append(found)
+        i = find(name, i + 1, hi)
+    return out
+
+
 _IDENTIFIER_TYPES = frozenset(("identifier", "type_identifier"))
 
 
 def identifier_nodes(node, name: bytes) -> list:
     """The `identifier` and `type_identifier` nodes spelled `name` under `node`, in document
-    order: each occurrence of the bytes is looked up in the tree (the smallest node spanning it
-    is the identifier exactly when one is there). Cheaper than a query, which would have to be
-    compiled per process (10 to 20 ms with this grammar) and capture every identifier."""
-    if not name:
-        return []
-    text = node.text
-    base = node.start_byte
-    out = []
-    find = text.find
-    size = len(name)
-    i = find(name)
-    while i >= 0:
-        start = base + i
-        found = node.descendant_for_byte_range(start, start + size)
-        if (
-            found is not None
-            and found.type in _IDENTIFIER_TYPES
-            and found.start_byte == start
-            and found.end_byte == start + size
-        ):
-            out.append(found)
-        i = find(name, i + 1)
-    return out
+    order (the smallest node spanning an occurrence is the identifier exactly when one is
+    there)."""
+    return [n for n in nodes_spelled(node, name) if n.type in _IDENTIFIER_TYPES]

@@ -247,16 +247,13 @@ _NAMED = tuple(sorted(n.encode() for n in _SHUFFLES | _PDL_CALLS | _HOST_CHECKS)
 
 def _named_calls(ctx) -> list:
     """The calls whose callee's simple name (`simple_name`) is one of `_NAMED`, found by
-    looking up each occurrence of a name in the tree instead of visiting every call."""
+    looking up each occurrence of a name in the tree instead of visiting every call. (A call
+    has one callee name at one offset: no call is found twice.)"""
     from kernlint.cpp.facts import calls_named
 
     text = ctx.normalized.data  # the bytes the tree was parsed from
     root = ctx.tree.root_node
-    found: dict[int, object] = {}
-    for name in _NAMED:
-        for call in calls_named(root, text, name):
-            found[call.id] = call
-    return list(found.values())
+    return [call for name in _NAMED for call in calls_named(root, text, name)]
 
 
 def _forceinline(ctx) -> None:

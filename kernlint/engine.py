@@ -188,16 +188,12 @@ def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
         triggered = [r for r in usable if r.triggers]
         always = [r for r in usable if not r.triggers]
         # The words of rules limited to some paths are searched only in files on those paths.
-        words = {t for r in triggered if r.path_filter is None for t in r.triggers}
+        words = frozenset(t for r in triggered if r.path_filter is None for t in r.triggers)
         filtered = tuple(r for r in triggered if r.path_filter is not None)
         untriggerable = tuple(r for r in triggered if r.untriggered_when is not None)
-        plan = (usable, always, _by_length(words), tuple(rules), untriggerable, filtered)
+        plan = (usable, always, words, tuple(rules), untriggerable, filtered)
         _PLAN_CACHE[key] = plan
     return plan
-
-
-def _by_length(words) -> tuple[bytes, ...]:
-    return tuple(sorted(words, key=lambda w: (-len(w), w)))
 
 
 def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=None) -> list[Rule]:
@@ -207,7 +203,7 @@ def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=No
         path = source.abspath or source.path
         extra = {t for r in filtered if r.path_filter(path) for t in r.triggers}
         if extra:
-            words = _by_length(extra.union(words))
+            words = words | extra
     # Each trigger word is searched once (substring search at memchr speed, several times
     # faster than one regex alternation over the same bytes); most files hold none of them.
     present = {w for w in words if w in data}

@@ -35,21 +35,23 @@ class PyFacts:
 
         return Guards(self.tree)
 
-    def nodes_on_lines(self, pattern, types, first=None) -> list:
+    @cached_property
+    def _after_newline(self) -> bytes:
+        return b"\n" + self.source.data
+
+    def nodes_on_lines(self, pattern, types) -> list:
         """Nodes of the given `ast` types in the statements on lines where the bytes regex
         `pattern` matches (the line of the match's last byte; each statement's own
-        expressions; nested blocks excluded). `first`: a pattern also tried at the start of
-        the file, for a line-start `pattern` searched after a newline (`\n[ \t]*@` is several
-        times faster than `^[ \t]*@` under re.M). Finds a few nodes in a big file without
+        expressions; nested blocks excluded). The file is searched after a newline, so a
+        line-start pattern written `\n[ \t]*@` (several times faster to search than `^[ \t]*@`
+        under re.M) also matches the first line. Finds a few nodes in a big file without
         walking the whole tree."""
         if self.tree is None:
             return []
-        data = self.source.data
         line_index = self.source.line_index
-        found = {line_index(m.end() - 1) + 1 for m in pattern.finditer(data)}
-        if first is not None and first.match(data):
-            found.add(1)
-        lines = sorted(found)
+        # (offsets in the searched bytes are one more than in the file)
+        padded = self._after_newline
+        lines = sorted({line_index(max(m.end() - 2, 0)) + 1 for m in pattern.finditer(padded)})
         seen: set[int] = set()
         out = []
         guards = self.guards

@@ -92,3 +92,65 @@ def test_visit_dispatch_by_node_type_skips_error_regions(tmp_path):
     seen.clear()
     assert lint_source(src, settings2, False, registry2).diagnostics == []
     assert seen == []
+
+
+TRICKY = b"""namespace sglang {
+struct S {
+  S() = default;
+  S(const S&) = delete;
+  int get() const { return v; }
+  int v = 0;
+};
+void with_try(int32_t n) try { g(n); } catch (...) { h(); }
+__global__ void k(const float* __restrict__ p) {
+  struct Local { void m() { asm volatile("membar.gl;"); } };
+  __asm__ __volatile__("griddepcontrol.wait;" ::: "memory");
+  int table[] = {1, 2};
+  if (p) { __asm("nop;"); }
+  auto f = [](int x) { return x; };
+}
+void launch() { k<<<1, 2>>>(nullptr); k<<<3, 4, 0, s>>>(q); /* { asm <<< */ }
+const char* s = "{ asm <<<";
+}  // namespace sglang
+"""
+
+
+def test_node_lookups_match_a_walk_of_every_node():
+    """Functions, inline asm and launches are found from one token each (`{`, `asm`, `<<<`);
+    calls and ifs by a walk of the tree or of a subtree. All must list exactly what a walk of
+    every node lists, in the same order, on tricky code and on every C++ fixture."""
+    from pathlib import Path
+
+    from kernlint.cpp.parser import nodes_of_types
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    files = [TRICKY] + [p.read_bytes() for p in sorted(root.rglob("*.cu*")) if p.is_file()]
+    assert len(files) > 20
+    counts = dict.fromkeys(_ctx_facts(b"").INDEXED_TYPES, 0)
+    for data in files:
+        facts = _ctx_facts(data)
+
+        def walked(node, types):
+            return [(n.type, n.start_byte, n.end_byte) for n in nodes_of_types(node, types)]
+
+        for t in facts.INDEXED_TYPES:
+            got = [(n.type, n.start_byte, n.end_byte) for n in facts.nodes(t)]
+            assert got == walked(facts.root, (t,)), t
+            counts[t] += len(got)
+        for func in facts.nodes("function_definition"):
+            both = ("call_expression", "if_statement", "gnu_asm_expression")
+            got = [(n.type, n.start_byte, n.end_byte) for n in facts.nodes(*both, within=func)]
+            assert got == walked(func, both)
+    assert all(counts.values()), counts
+    tricky = _ctx_facts(TRICKY)
+    assert [f.name for f in tricky.functions] == [
+        "S",
+        "S",
+        "get",
+        "with_try",
+        "k",
+        "m",
+        "launch",
+    ]
+    assert len(tricky.nodes("gnu_asm_expression")) == 3
+    assert len(tricky.launch_sites) == 2

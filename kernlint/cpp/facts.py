@@ -90,6 +90,70 @@ def _call_of_name(node, leaf_type: str | None):
     return parent if fn is not None and fn.id == node.id else None
 
 
+def _in_order(nodes: list) -> list:
+    """Document order, an outer node before the nodes it contains (a tree walk's pre-order)."""
+    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    return nodes
+
+
+def _function_definitions(root, text: bytes) -> list:
+    """Every function_definition under `root`, in document order, from the `{` of its body
+    (`text`: the bytes the tree was parsed from). A body is a compound statement, or a
+    function-try-block's; a definition without a body is `= default` or `= delete`."""
+    out = []
+    find = text.find
+    lookup = root.descendant_for_byte_range
+    i = find(b"{")
+    while i >= 0:
+        node = lookup(i, i + 1)
+        if node is not None and node.type == "{":
+            block = node.parent
+            if block is not None and block.type == "compound_statement":
+                owner = block.parent
+                if owner is not None:
+                    kind = owner.type
+                    if kind == "function_definition":
+                        out.append(owner)
+                    elif kind == "try_statement":
+                        owner = owner.parent
+                        if owner is not None and owner.type == "function_definition":
+                            out.append(owner)
+        i = find(b"{", i + 1)
+    for word in (b"default", b"delete"):
+        i = find(word)
+        while i >= 0:
+            node = lookup(i, i + len(word))
+            clause = node.parent if node is not None and node.type == word.decode() else None
+            if clause is not None and clause.type in _METHOD_CLAUSES:
+                owner = clause.parent
+                if owner is not None and owner.type == "function_definition":
+                    out.append(owner)
+            i = find(word, i + 1)
+    return _in_order(out)
+
+
+_METHOD_CLAUSES = frozenset(("default_method_clause", "delete_method_clause"))
+
+
+def _parents_of_token(root, text: bytes, token: bytes, node_type: str) -> list:
+    """The nodes of `node_type` that hold an occurrence of `token` (e.g. `asm` in `asm(...)`
+    or `__asm__ volatile(...)`, `<<<` in a launch's `<<<...>>>`) as a child, in document order."""
+    out = []
+    seen = set()
+    find = text.find
+    lookup = root.descendant_for_byte_range
+    size = len(token)
+    i = find(token)
+    while i >= 0:
+        node = lookup(i, i + size)
+        parent = node.parent if node is not None else None
+        if parent is not None and parent.type == node_type and parent.id not in seen:
+            seen.add(parent.id)
+            out.append(parent)
+        i = find(token, i + 1)
+    return _in_order(out)
+
+
 @dataclass(frozen=True)
 class Item:
     node: object  # tree-sitter node
@@ -184,33 +248,65 @@ class CppFacts:
             found = self._params[func_node.id] = parameters(func_node)
         return found
 
-    # Node types the rules ask for, found by one walk of the tree per file.
+    # Node types the rules ask for. The first three are found from a token each node of the
+    # type holds (a function body's `{`, `asm`, `<<<`): every occurrence of the token's bytes
+    # is looked up in the tree (`descendant_for_byte_range`) and kept when its parent is such a
+    # node. That visits a few thousand tokens from Python instead of every node of the tree
+    # (about 1.2 million over the SGLang JIT files: 0.24 s against 0.05 s, identical lists).
+    # The others come from one walk of the tree, or of the `within` node only.
     INDEXED_TYPES = (
         "function_definition",
-        "call_expression",
         "gnu_asm_expression",
         "kernel_call_syntax",
+        "call_expression",
         "if_statement",
     )
+    _WALKED_TYPES = ("call_expression", "if_statement")
 
     @cached_property
-    def _index(self) -> dict[str, list]:
+    def _found(self) -> dict[str, list]:
+        return {}
+
+    @cached_property
+    def _walked(self) -> dict[str, list]:
         from .parser import nodes_of_types
 
-        out: dict[str, list] = {t: [] for t in self.INDEXED_TYPES}
-        for node in nodes_of_types(self.root, self.INDEXED_TYPES):
+        out: dict[str, list] = {t: [] for t in self._WALKED_TYPES}
+        for node in nodes_of_types(self.root, self._WALKED_TYPES):
             out[node.type].append(node)
         return out
 
+    def _of_type(self, node_type: str) -> list:
+        found = self._found.get(node_type)
+        if found is None:
+            if node_type == "function_definition":
+                found = _function_definitions(self.root, self.normalized.data)
+            elif node_type == "gnu_asm_expression":
+                found = _parents_of_token(self.root, self.normalized.data, b"asm", node_type)
+            elif node_type == "kernel_call_syntax":
+                found = _parents_of_token(self.root, self.normalized.data, b"<<<", node_type)
+            else:
+                found = self._walked[node_type]
+            self._found[node_type] = found
+        return found
+
     def nodes(self, *types: str, within=None) -> list:
-        """Nodes of indexed types in document order, optionally inside the node `within`."""
+        """Nodes of indexed types in document order (an outer node before the nodes it
+        contains), optionally only `within` and its descendants."""
+        if within is not None and "_walked" not in self.__dict__:
+            walked = tuple(t for t in types if t in self._WALKED_TYPES)
+            if walked:  # walk that subtree only, not the whole tree
+                from .parser import nodes_of_types
+
+                inside = nodes_of_types(within, walked)
+                rest = [t for t in types if t not in self._WALKED_TYPES]
+                if not rest:
+                    return inside
+                return _in_order(inside + self.nodes(*rest, within=within))
         if len(types) == 1:
-            found = self._index[types[0]]
+            found = self._of_type(types[0])
         else:
-            found = sorted(
-                (n for t in types for n in self._index[t]),
-                key=lambda n: (n.start_byte, -n.end_byte),
-            )
+            found = _in_order([n for t in types for n in self._of_type(t)])
         if within is None:
             return found
         import bisect

@@ -42,7 +42,7 @@ signature usually changes too.
 
 from __future__ import annotations
 
-from kernlint.cpp.facts import in_abstractions
+from kernlint.cpp.facts import calls_named, in_abstractions
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -52,7 +52,6 @@ RULE = Rule(
     summary="raw `<<<...>>>` or `cudaLaunchKernel*` launch instead of `host::LaunchKernel`",
     scope="jit",
     triggers=(b"<<<", b"cudaLaunch"),
-    node_types=("call_expression",),
 )
 
 LAUNCH_APIS = frozenset(
@@ -60,9 +59,28 @@ LAUNCH_APIS = frozenset(
 )
 
 
-def visit(node, ctx) -> None:
+def check(ctx) -> None:
     if in_abstractions(ctx.source.abspath or ctx.source.path):
         return
+    facts = ctx.facts
+    # The calls to look at: those holding a `<<<...>>>`, and those whose callee is named like a
+    # launch API (found from the name's occurrences, not by visiting every call).
+    calls = [n.parent for n in facts.nodes("kernel_call_syntax")]
+    text = ctx.normalized.data  # the bytes the tree was parsed from
+    for api in LAUNCH_APIS:
+        if api.encode() in text:
+            calls += calls_named(facts.root, text, api.encode())
+    seen = set()
+    for node in calls:
+        if node is None or node.type != "call_expression" or node.id in seen:
+            continue
+        seen.add(node.id)
+        if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
+            continue  # never fire on text the parser could not understand
+        _launch(node, ctx)
+
+
+def _launch(node, ctx) -> None:
     fn = node.child_by_field_name("function")
     chevrons = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
     if chevrons is not None and fn is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from kernlint.config import ConfigResolver, Overrides
 from kernlint.engine import lint_source
@@ -154,3 +155,86 @@ def test_node_lookups_match_a_walk_of_every_node():
     ]
     assert len(tricky.nodes("gnu_asm_expression")) == 3
     assert len(tricky.launch_sites) == 2
+
+
+PY_TRICKY = b"""import os; import aiter
+@decorator(
+    arg)
+def f(x):
+    a = 1; b = 2
+    if x:
+        from aiter import ops
+    elif y:
+        pass
+    else:
+        m = importlib.import_module("aiter.z")
+    try:
+        import aiter.q as q
+    except ImportError:
+        q = None
+    finally:
+        done()
+    match x:
+        case 1:
+            __import__("aiter")
+    return (
+        a)
+class C:  # a comment
+    y = 3
+"""
+
+
+def _innermost_statements(tree, line):
+    """The definition: statements whose lines (decorators included) hold `line` and that hold
+    no statement of their own blocks that does, in source order."""
+    import ast
+
+    def lines(stmt):
+        start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        return start, stmt.end_lineno
+
+    def own_statements(stmt):
+        for node in ast.walk(stmt):
+            if node is not stmt and isinstance(node, ast.stmt):
+                yield node
+
+    hits = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+    hits = [n for n in hits if lines(n)[0] <= line <= lines(n)[1]]
+    inner = [
+        n for n in hits if not any(lines(c)[0] <= line <= lines(c)[1] for c in own_statements(n))
+    ]
+    return sorted(inner, key=lambda n: (n.lineno, n.col_offset))
+
+
+def test_statements_at_line_and_import_lookups_match_their_definitions():
+    """`statements_at_line` (a binary search per block) gives the statements of the definition on
+    every line; imports found from their lines are those of a walk of the whole tree, including
+    a second statement on a line (`import os; import aiter`, missed before)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    files = [PY_TRICKY] + [p.read_bytes() for p in sorted(root.rglob("*.py")) if p.is_file()]
+    assert len(files) > 10
+    checked = 0
+    for data in files:
+        facts = _ctx_facts(data, language="python")
+        if facts.tree is None:
+            continue
+        for line in range(1, data.count(b"\n") + 2):
+            got = facts.guards.statements_at_line(line)
+            assert list(map(id, got)) == list(map(id, _innermost_statements(facts.tree, line)))
+            checked += 1
+        # Every import statement holds the word `import` on one of its lines.
+        every = [n for n in ast.walk(facts.tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        found = facts.nodes_on_lines(re.compile(rb"import"), (ast.Import, ast.ImportFrom))
+        assert sorted(map(id, every)) == sorted(map(id, found))
+    assert checked > 500
+    tricky = _ctx_facts(PY_TRICKY, language="python")
+    assert [n.names[0].name for n in tricky.guards.statements_at_line(1)] == ["os", "aiter"]
+    (decorated,) = tricky.guards.statements_at_line(2)  # a decorator's line: its function
+    assert isinstance(decorated, ast.FunctionDef)
+    assert [n.lineno for n in tricky.guards.statements_at_line(5)] == [5, 5]
+    assert tricky.guards.statements_at_line(22)[0].value.id == "a"  # inside `return (...)`
+    got = [(node.lineno, module) for node, module in tricky.aiter_imports]
+    assert got == [(1, "aiter"), (7, "aiter"), (11, "aiter.z"), (13, "aiter.q"), (20, "aiter")]

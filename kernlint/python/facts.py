@@ -55,14 +55,20 @@ class PyFacts:
         seen: set[int] = set()
         out = []
         guards = self.guards
+        # Statement types are found as the statements themselves (an expression holds none).
+        statements_only = all(issubclass(t, ast.stmt) for t in types)
         for line in lines:
-            stmt = guards.statement_at_line(line)
-            if stmt is None or id(stmt) in seen:
-                continue
-            seen.add(id(stmt))
-            for node in header_walk(stmt):
-                if isinstance(node, types):
-                    out.append(node)
+            for stmt in guards.statements_at_line(line):
+                if id(stmt) in seen:
+                    continue
+                seen.add(id(stmt))
+                if statements_only:
+                    if isinstance(stmt, types):
+                        out.append(stmt)
+                    continue
+                for node in header_walk(stmt):
+                    if isinstance(node, types):
+                        out.append(node)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
         return out
 
@@ -71,7 +77,11 @@ class PyFacts:
         """(node, module) for each import of aiter: `import aiter.x`, `from aiter import y`,
         `importlib.import_module("aiter...")`, `__import__("aiter")`."""
         out: list[tuple[ast.AST, str]] = []
-        for node in self.nodes_on_lines(_AITER_LINE, (ast.Import, ast.ImportFrom, ast.Call)):
+        data = self.source.data
+        types = (ast.Import, ast.ImportFrom)
+        if b"import_module" in data or b"__import__" in data:
+            types += (ast.Call,)  # (a call can import aiter only through one of those names)
+        for node in self.nodes_on_lines(_AITER_LINE, types):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if _is_aiter(alias.name):

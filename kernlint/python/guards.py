@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from functools import cached_property
 
 HIP_NAMES = frozenset({"_is_hip", "_is_rocm", "_IS_HIP", "_IS_ROCM"})
@@ -328,26 +328,27 @@ class Guards:
                         return True
         return False
 
-    def statement_at_line(self, line: int):
-        """The innermost statement whose lines include `line` (None outside any)."""
-        current = self.tree
-        found = None
-        while True:
-            nxt = None
-            for _field, block in _child_blocks(current):
-                for stmt in block:
-                    start, end = _stmt_lines(stmt)
-                    if start <= line <= end:
-                        nxt = stmt
-                        break
-                    if start > line:
-                        break
-                if nxt is not None:
-                    break
-            if nxt is None:
-                return found
-            found = nxt
-            current = nxt
+    def statements_at_line(self, line: int) -> list:
+        """The innermost statements whose lines include `line`, in order: one, or several on
+        one line (`x = 1; import aiter`); none outside any statement."""
+        return _statements_at_line(self.tree, line)
+
+
+def _statements_at_line(owner, line: int) -> list:
+    out = []
+    for _field, block in _child_blocks(owner):
+        # A block's statements follow each other: those holding `line` start at the first
+        # one that ends on or after it.
+        i = bisect_left(block, line, key=_end_line)
+        while i < len(block) and _stmt_lines(block[i])[0] <= line:
+            stmt = block[i]
+            out.extend(_statements_at_line(stmt, line) or (stmt,))
+            i += 1
+    return out
+
+
+def _end_line(stmt) -> int:
+    return getattr(stmt, "end_lineno", None) or stmt.lineno
 
 
 def _stmt_lines(stmt) -> tuple[int, int]:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 
 def _caret_line(line_text: str, col: int, width: int) -> str:
-    prefix = "".join("\t" if c == "\t" else " " for c in line_text[: col - 1])
+    before = line_text[: col - 1]
+    if "\t" in before:  # keep tabs, so the caret lines up where the line has them
+        prefix = "".join("\t" if c == "\t" else " " for c in before)
+    else:
+        prefix = " " * len(before)
     return prefix + "^" * max(1, width)
 
 
@@ -18,7 +22,11 @@ def render(diagnostics, sources, *, show_source: bool = True, fix_available=None
             row = d.line - 1
             if 0 <= row < len(source.line_starts):
                 text = source.line_text(row)
-                text_clean = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                text_clean = (
+                    text
+                    if text.isascii()
+                    else text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                )
                 gutter = f"{d.line:>5} | "
                 out.append(gutter + text_clean)
                 width = (

@@ -59,12 +59,8 @@ def _lint_one(cand, resolver, registry, keep_source, want_digest=True):
 
 
 def _lint_chunk(job):
-    chunk, targets, want_digest, want_targets = job
+    chunk, want_digest, want_targets = job
     resolver, registry = _POOL_STATE["resolver"], _POOL_STATE["registry"]
-    if targets is not None:
-        from .project import set_wrapper_targets
-
-        set_wrapper_targets(targets)
     done, found = [], set()
     for i, cand in chunk:
         res, digest = _lint_one(cand, resolver, registry, True, want_digest)
@@ -135,30 +131,31 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
 
     want_digest = cache is not None
     if parallel and len(pending) >= PARALLEL_THRESHOLD:
-        import multiprocessing
+        from .forkpool import imap_unordered
 
         _POOL_STATE.update(resolver=resolver, registry=registry)
-        ctx = multiprocessing.get_context("fork")
         done = []
-        with ctx.Pool(jobs) as pool:
 
-            def lint_all(items, targets=None, want_targets=False) -> set[str]:
-                found: set[str] = set()
-                work = _chunks(items, jobs, targets, want_digest, want_targets)
-                for part, got in pool.imap_unordered(_lint_chunk, work):
-                    done.extend(part)
-                    found |= got
-                return found
+        def lint_all(items, want_targets=False) -> set[str]:
+            # (forked after the wrapper targets are set: the workers inherit them)
+            found: set[str] = set()
+            work = _chunks(items, jobs, want_digest, want_targets)
+            for part, got in imap_unordered(_lint_chunk, work, jobs):
+                done.extend(part)
+                found |= got
+            return found
 
+        try:
             if deferred:
                 from .project import set_wrapper_targets
 
-                targets = lint_all([p for p in pending if p[1].language == "python"], None, True)
+                targets = lint_all([p for p in pending if p[1].language == "python"], True)
                 set_wrapper_targets(targets)
-                lint_all([p for p in pending if p[1].language != "python"], frozenset(targets))
+                lint_all([p for p in pending if p[1].language != "python"])
             else:
                 lint_all(pending)
-        _POOL_STATE.clear()
+        finally:
+            _POOL_STATE.clear()
     else:
         done = [(i, *_lint_one(cand, resolver, registry, True, want_digest)) for i, cand in pending]
 
@@ -173,11 +170,13 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     return results
 
 
-def _chunks(pending, jobs, targets, want_digest, want_targets):
+def _chunks(pending, jobs, want_digest, want_targets):
     """Work items: chunks interleaved over the list (big and small files mixed), enough of
     them to balance the workers, few enough to amortize the hand-over."""
-    n = min(len(pending), jobs * 16)
-    return [(pending[k::n], targets, want_digest, want_targets) for k in range(n)]
+    from .forkpool import MAX_ITEMS
+
+    n = min(len(pending), jobs * 16, MAX_ITEMS)
+    return [(pending[k::n], want_digest, want_targets) for k in range(n)]
 
 
 FFI_RULE = "ffi-non-fixed-width-int"

@@ -252,7 +252,7 @@ def _semantic_note(results) -> None:
 
 
 def _can_fork() -> bool:
-    # (multiprocessing is imported only when a pool runs: a warm, cached run never needs it)
+    # (the pool, kernlint.forkpool, forks the workers: no spawn fallback is needed)
     return hasattr(os, "fork")
 
 

@@ -171,12 +171,24 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
 
 
 def _chunks(pending, jobs, want_digest, want_targets):
-    """Work items: chunks interleaved over the list (big and small files mixed), enough of
-    them to balance the workers, few enough to amortize the hand-over."""
+    """Work items: the files mixed (every n-th file together, so big and small files from one
+    directory are spread out), cut into chunks that shrink as the work runs out (each a share
+    of what remains), so the workers finish together: a worker that takes the last chunk
+    holds the others up by a small chunk, not by an average one."""
     from .forkpool import MAX_ITEMS
 
-    n = min(len(pending), jobs * 16, MAX_ITEMS)
-    return [(pending[k::n], want_digest, want_targets) for k in range(n)]
+    n = min(len(pending), jobs * 16)
+    mixed = [item for k in range(n) for item in pending[k::n]]
+    out = []
+    i, total = 0, len(mixed)
+    share = jobs * 4
+    while i < total:
+        size = max(1, -(-(total - i) // share))
+        if len(out) == MAX_ITEMS - 1:
+            size = total - i
+        out.append((mixed[i : i + size], want_digest, want_targets))
+        i += size
+    return out
 
 
 FFI_RULE = "ffi-non-fixed-width-int"

@@ -85,6 +85,18 @@ class SourceFile:
             end -= 1
         return end
 
+    def line_text_at(self, offset: int) -> str:
+        """The text of the line holding byte `offset`, without its line break: what
+        `line_text(line_index(offset))` gives, without finding every line of the file."""
+        data = self.data
+        start = data.rfind(b"\n", 0, offset) + 1
+        end = data.find(b"\n", offset)
+        if end < 0:
+            end = len(data)
+        if end > start and data[end - 1 : end] == b"\r":
+            end -= 1
+        return data[start:end].decode("utf-8", "surrogateescape")
+
     def line_text(self, row: int) -> str:
         """The text of 0-based line `row`, without its line break."""
         return self.data[self.line_starts[row] : self.line_end(row)].decode(

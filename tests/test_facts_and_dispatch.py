@@ -238,3 +238,23 @@ def test_statements_at_line_and_import_lookups_match_their_definitions():
     assert tricky.guards.statements_at_line(22)[0].value.id == "a"  # inside `return (...)`
     got = [(node.lineno, module) for node, module in tricky.aiter_imports]
     assert got == [(1, "aiter"), (7, "aiter"), (11, "aiter.z"), (13, "aiter.q"), (20, "aiter")]
+
+
+def test_line_text_at_an_offset_is_the_text_of_its_line():
+    """`line_text_at(offset)` (used to show a finding's line) equals `line_text` of the line
+    holding the offset, for every offset, with LF, CRLF, a lone CR, no final newline, an empty
+    line at the end and non-UTF-8 bytes."""
+    import random
+
+    rng = random.Random(7)
+    alphabet = [b"a", b"\n", b"\r\n", b"\r", b"\xe2\x80\x94", b"\xff", b" "]
+    samples = [b"", b"\n", b"x", b"a\r\nb\r\n", b"a\n\n"] + [
+        b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) for _ in range(300)
+    ]
+    for data in samples:
+        src = SourceFile("x.cu", data, "cpp")
+        for offset in range(len(data) + 1):
+            assert src.line_text_at(offset) == src.line_text(src.line_index(offset)), (
+                data,
+                offset,
+            )

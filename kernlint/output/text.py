@@ -18,10 +18,15 @@ def render(diagnostics, sources, *, show_source: bool = True, fix_available=None
         marker = " [*]" if fix_available and fix_available(d) else ""
         out.append(f"{d.path}:{d.line}:{d.column}: {d.code}{marker} [{d.name}] {d.message}")
         source = sources.get(d.path) if show_source else None
-        if source is not None and source.line_starts:
-            row = d.line - 1
-            if 0 <= row < len(source.line_starts):
-                text = source.line_text(row)
+        if source is not None:
+            # The finding's own offset gives its line: no need to find every line of the file
+            # (the line number was computed from that offset in the same bytes).
+            text = None
+            if 0 <= d.start <= len(source.data):
+                text = source.line_text_at(d.start)
+            elif 0 <= d.line - 1 < len(source.line_starts):
+                text = source.line_text(d.line - 1)
+            if text is not None:
                 text_clean = (
                     text
                     if text.isascii()

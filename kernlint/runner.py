@@ -131,8 +131,10 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
 
     want_digest = cache is not None
     if parallel and len(pending) >= PARALLEL_THRESHOLD:
+        from .engine import use_memmem
         from .forkpool import imap_unordered
 
+        use_memmem()  # (before the fork: the workers inherit it)
         _POOL_STATE.update(resolver=resolver, registry=registry)
         done = []
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
+
 from kernlint.config import ConfigResolver, Overrides
 from kernlint.engine import lint_source
 from kernlint.model import Rule
@@ -258,3 +260,25 @@ def test_line_text_at_an_offset_is_the_text_of_its_line():
                 data,
                 offset,
             )
+
+
+def test_trigger_search_with_memmem_finds_what_substring_search_finds(monkeypatch):
+    """The pool's trigger-word search (libc memmem) and the default (`in`) agree, on random
+    bytes and on edge cases (empty data, a word at either end, NUL bytes)."""
+    import random
+
+    from kernlint import engine
+
+    if not engine.use_memmem():
+        pytest.skip("no memmem in this C library")
+    words = frozenset((b"aiter", b"load_jit", b"a", b"kernlint:", b"\x00x"))
+    rng = random.Random(3)
+    samples = [b"", b"aiter", b"xx load_jit", b"kernlint", b"kernlint:", b"\x00x"] + [
+        bytes(rng.choice(b"aiterlodjkn:_\x00x ") for _ in range(rng.randrange(0, 60)))
+        for _ in range(2000)
+    ]
+    fast = [(engine._present(words, d), engine._has_directive(d)) for d in samples]
+    monkeypatch.setattr(engine, "_MEMMEM", False)
+    slow = [(engine._present(words, d), engine._has_directive(d)) for d in samples]
+    assert fast == slow
+    assert fast[1] == ({b"aiter", b"a"}, False) and fast[4][1] is True

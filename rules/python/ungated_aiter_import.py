@@ -72,6 +72,23 @@ def _import_time_policy(settings) -> bool:
     return getattr(settings, "aiter_import_policy", "") == "import-time"
 
 
+# The lines of a skeleton (engine.Context.tree) that can hold an aiter import statement:
+# `import` and an `aiter` name with only names, commas, `as` and line continuations between
+# them (a comment or a `;` ends an import statement), or `from aiter` (the same). An import
+# through `importlib.import_module` / `__import__` can be spelled in many more ways, so a file
+# naming either keeps every line with the word `aiter` (what `aiter_imports` looks at).
+_IMPORT_STATEMENT_LINE = re.compile(
+    rb"import(?:[ \t]|\\\r?\n)(?:[^\n;#\\]|\\\r?\n)*?\baiter\b|from(?:[ \t]|\\\r?\n)+aiter\b"
+)
+_AITER_WORD_LINE = re.compile(rb"aiter\b(?<=\baiter)")
+
+
+def _import_lines(data: bytes):
+    if b"import_module" in data or b"__import__" in data:
+        return _AITER_WORD_LINE
+    return _IMPORT_STATEMENT_LINE
+
+
 RULE = Rule(
     code="PY001",
     name="ungated-aiter-import",
@@ -82,10 +99,10 @@ RULE = Rule(
     # imports aiter, without the word in its own bytes.
     untriggered_when=_import_time_policy,
     needs_tree=False,
-    # The imports, their enclosing blocks and the module's gates are all it reads (any line
-    # holding `aiter` is kept: a superset of the import lines, found at memchr speed).
-    partial_lines=re.compile(rb"aiter"),
+    # The imports, their enclosing blocks and the module's gates are all it reads.
+    partial_lines=_import_lines,
 )
+
 # An aiter import needs `import ... aiter`, `from aiter`, or `import_module("aiter`.
 # (No leading `\b`: a pattern that starts with a literal is searched much faster, and a
 # superset is fine for a filter.)

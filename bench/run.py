@@ -6,7 +6,8 @@ Usage:
 
 Downloads the `sglang==0.5.23` wheel at run time (`pip download --no-deps`) unless --sglang
 points at an unpacked `sglang` package directory. Commands run side by side, alternating, with
-one warm-up each, median of --runs (>= 3). Prints a table and the ratios against the targets.
+one warm-up each, median of --runs rounds (>= 3, default 5); against cpplint (about 30 s a run)
+3 rounds, with --runs kernlint runs in each. Prints a table and the ratios against the targets.
 """
 
 from __future__ import annotations
@@ -77,19 +78,25 @@ def peak_rss_mb(cmd, cwd) -> float | None:
     return int(m.group(1)) / 1024 if m else None
 
 
-def side_by_side(cmds: dict[str, list[str]], cwd: str, runs: int) -> dict[str, float]:
+def side_by_side(
+    cmds: dict[str, list[str]], cwd: str, runs: int, per_round: dict[str, int] | None = None
+) -> dict[str, float]:
+    """Median wall time of each command, after one warm-up each, over `runs` rounds that run
+    every command in turn (`per_round`: more samples per round of a cheap command, so that a
+    slow one such as cpplint does not leave it with only a few)."""
     for cmd in cmds.values():  # warm-up (page cache, imports)
         timed(cmd, cwd)
     samples: dict[str, list[float]] = {k: [] for k in cmds}
     for _ in range(runs):
         for key, cmd in cmds.items():  # alternate
-            samples[key].append(timed(cmd, cwd))
+            for _ in range((per_round or {}).get(key, 1)):
+                samples[key].append(timed(cmd, cwd))
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sglang", help="an unpacked sglang package directory")
     ap.add_argument("--skip-cpplint", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="quick run on fixtures/, no targets")
@@ -155,7 +162,10 @@ def main() -> int:
             "--extensions=cu,cuh,h,hpp,cpp,cc",
             jit,
         ]
-    jt = side_by_side(jit_cmds, tree, runs if "cpplint" not in jit_cmds else 3)
+    if "cpplint" in jit_cmds:  # 3 rounds of cpplint (about 30 s each), 3 kernlint runs each
+        jt = side_by_side(jit_cmds, tree, 3, per_round={"kernlint": max(3, runs)})
+    else:
+        jt = side_by_side(jit_cmds, tree, runs)
     rows.append((f"kernels/jit ({len(jit_files)} C++/CUDA files): kernlint", jt["kernlint"]))
     if "cpplint" in jt:
         rows.append(("kernels/jit: cpplint --recursive", jt["cpplint"]))

@@ -361,7 +361,10 @@ def _partial_lines(rules: list[Rule], data: bytes) -> list | None:
             pattern = pattern(data)
         if pattern is None:
             return None
-        out.append(pattern)
+        if isinstance(pattern, tuple):
+            out.extend(pattern)
+        else:
+            out.append(pattern)
     return out
 
 

@@ -44,8 +44,10 @@ class Rule:
     # policy that can report a file without the trigger words); None: triggers always apply.
     untriggered_when: Callable[[Any], bool] | None = field(default=None, compare=False)
     # Python rules that look only at some lines and what encloses them: a bytes regex whose
-    # matching lines the rule needs (or a function of the file's bytes returning one, or None
-    # for this file). When every rule that runs on a file has one, the file is parsed as a
+    # matching lines the rule needs, or a tuple of them (several patterns that each start with
+    # a literal are searched several times faster than one alternation), or a function of the
+    # file's bytes returning either (or None for this file). When every rule that runs on a
+    # file has one, the file is parsed as a
     # skeleton (functions and classes without such lines left out; see
     # kernlint/python/skeleton.py). None: the rule needs the whole tree.
     partial_lines: Any = None

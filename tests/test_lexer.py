@@ -19,8 +19,8 @@ FULL = re.compile(
       (?P<line_comment>//(?:[^\n\\]|\\\r?\n|\\.)*)
     | (?P<block_comment>/\*.*?(?:\*/|\Z))
     | (?P<raw_string>(?:u8|u|U|L)?R"(?P<tag>[^()\\\s"]{0,16})\(.*?(?:\)(?P=tag)"|\Z))
-    | (?P<string>(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\n)*(?:"|$))
-    | (?P<char>(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*(?:'|$))
+    | (?P<string>(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\Z)*(?:"|$))
+    | (?P<char>(?:u8|u|U|L)?'(?:[^'\\\n]|\\.|\\\Z)*(?:'|$))
     | (?P<number>\.?\d(?:[eEpP][+-]|[\w.']|)*)
     | (?P<ident>[A-Za-z_]\w*)
     """,
@@ -54,12 +54,22 @@ TRICKY = [
     b"/* unterminated block",
     b"char q = '\"'; const char* t = \"'\"; int n = 0'1;",
     b'MACRO_R"x"; abcu8"y"; _L\'z\';',
+    # unterminated literals that end the file with a backslash (these used to crash)
+    b'const char* s = "abc\\',
+    b"char c = '\\",
+    b'int d = a / b; x /= 2; y = 1/*c*/; s = u8"\\',
 ]
 
 
 @pytest.mark.parametrize("data", TRICKY)
 def test_tricky_inputs_match_the_full_tokenizer(data):
     assert fast_spans(data) == full_spans(data)
+
+
+def test_a_literal_cut_off_by_the_end_of_the_file_ends_there():
+    for data in (b'x = "abc\\', b"c = '\\"):
+        (span,) = literal_spans(data)
+        assert span.end == len(data)
 
 
 def test_tricky_inputs_find_the_literals():

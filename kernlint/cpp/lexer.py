@@ -13,12 +13,15 @@ from dataclasses import dataclass
 
 # A literal or comment can only start at `//`, `/*` or a quote; the scanner jumps from one such
 # place to the next (C-level search) and reads the literal there with an anchored regex.
-_START = re.compile(rb"/[/*]|[\"']")
+# (One character class: searched faster than `/[/*]|["']`; a `/` is checked for `//`/`/*` after.)
+_START = re.compile(rb"[/\"']")
 _LINE_COMMENT = re.compile(rb"//(?:[^\n\\]|\\\r?\n|\\.)*", re.S)
 _BLOCK_COMMENT = re.compile(rb"/\*.*?(?:\*/|\Z)", re.S)
 _RAW_STRING = re.compile(rb'(?:u8|u|U|L)?R"(?P<tag>[^()\\\s"]{0,16})\(.*?(?:\)(?P=tag)"|\Z)', re.S)
-_STRING = re.compile(rb'(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\n)*(?:"|$)', re.S | re.M)
-_CHAR = re.compile(rb"(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*(?:'|$)", re.S | re.M)
+# (An unterminated literal ends at its line's end, or at the end of the file, also after a
+# final backslash.)
+_STRING = re.compile(rb'(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\Z)*(?:"|$)', re.S | re.M)
+_CHAR = re.compile(rb"(?:u8|u|U|L)?'(?:[^'\\\n]|\\.|\\\Z)*(?:'|$)", re.S | re.M)
 _WORD_BEFORE = re.compile(rb"[\w.']*\Z")
 _PREFIXES = frozenset({b"u8", b"u", b"U", b"L"})
 _RAW_PREFIXES = frozenset({b"R", b"u8R", b"uR", b"UR", b"LR"})
@@ -65,8 +68,12 @@ def literal_spans(data: bytes) -> list[Span]:
             return out
         at = m.start()
         first = data[at]
-        if first == 0x2F:  # `//` or `/*`
-            lit = (_LINE_COMMENT if data[at + 1] == 0x2F else _BLOCK_COMMENT).match(data, at)
+        if first == 0x2F:  # `//` or `/*`, or a division
+            second = data[at + 1 : at + 2]
+            if second != b"/" and second != b"*":
+                pos = at + 1
+                continue
+            lit = (_LINE_COMMENT if second == b"/" else _BLOCK_COMMENT).match(data, at)
             out.append(Span("comment", at, lit.end()))
             pos = lit.end()
             continue

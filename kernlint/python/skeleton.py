@@ -26,7 +26,7 @@ from functools import lru_cache
 # the first line is matched on its own.
 _BLOCK_AFTER_NEWLINE = re.compile(rb"\n([ \t]*)(@|(?:async[ \t]+)?def[ \t]|class[ \t(:])")
 _BLOCK_FIRST_LINE = re.compile(rb"([ \t]*)(@|(?:async[ \t]+)?def[ \t]|class[ \t(:])")
-_TRIPLE = re.compile(rb"'''|\"\"\"")
+_TRIPLES = (b'"""', b"'''")
 _SPACE = frozenset(b" \t\r\n\f")
 
 
@@ -52,20 +52,33 @@ def _code_at_end(prefix: bytes) -> bool:
     return quote is None
 
 
+def _triples(data: bytes) -> list[tuple[int, bytes]]:
+    """(offset, quotes) of the triple quotes, left to right, each kind without overlaps (what
+    a regex `'''|\"\"\"` finds, by two `find` loops: several times faster)."""
+    out = []
+    find = data.find
+    for kind in _TRIPLES:
+        i = find(kind)
+        while i >= 0:
+            out.append((i, kind))
+            i = find(kind, i + 3)
+    out.sort()
+    return out
+
+
 def _string_line_ranges(data: bytes, starts: list[int]) -> list[tuple[int, int]]:
     """(first, last) line indexes (0-based) strictly inside triple-quoted strings: lines that
     begin inside a string that opened on an earlier line."""
     out = []
     open_kind = None
     open_at = 0
-    for m in _TRIPLE.finditer(data):
-        at = m.start()
+    for at, kind in _triples(data):
         if open_kind is None:
             line_start = data.rfind(b"\n", 0, at) + 1
             if not _code_at_end(data[line_start:at]):
                 continue  # in a comment or in a one-line string (`'"""'`)
-            open_kind, open_at = m.group(), at
-        elif m.group() == open_kind and data[at - 1 : at] != b"\\":
+            open_kind, open_at = kind, at
+        elif kind == open_kind and data[at - 1 : at] != b"\\":
             first = bisect_left(starts, open_at + 1)  # first line starting after the opener
             last = bisect_left(starts, at + 1) - 1  # the line holding the closer
             if first <= last:

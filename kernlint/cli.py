@@ -6,6 +6,7 @@ Exit status: 0 no findings remain, 1 findings remain, 2 usage or configuration e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from . import __version__
@@ -13,7 +14,33 @@ from . import __version__
 OUTPUT_FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
+def _terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns` without importing shutil (about 3 ms, which every
+    `argparse` formatter would pay: `add_argument` builds one to check each argument)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        if width is None:
+            width = _terminal_columns() - 2  # (what HelpFormatter does with shutil's width)
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # usage errors exit 2 with a one-line message
         self.print_usage(sys.stderr)
         self.exit(2, f"kernlint: error: {message}\n")

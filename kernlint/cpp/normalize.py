@@ -340,7 +340,7 @@ def normalize(data: bytes) -> Normalized:
         for m in _EMPTY_INIT.finditer(data):
             out[m.end() - 2 : m.end()] = b"0 "
 
-    defines = list(_line_matches(_DEFINE, padded)) if has_hash else []
+    defines = list(_line_matches(_DEFINE, padded)) if has_hash and b"define" in data else []
     macros = _local_attribute_macros(defines) if defines else dict(KNOWN_ATTRIBUTE_MACROS)
     if macros:
         define_lines = {m.start(1) for m in defines}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import pkgutil
+import os
 from functools import lru_cache
 
 from .config import ConfigError
@@ -85,8 +85,13 @@ def load_registry() -> Registry:
     rules = []
     for family in FAMILIES:
         package = importlib.import_module(f"kernlint_rules.{family}")
-        for info in pkgutil.iter_modules(package.__path__):
-            if not info.name.startswith("_"):
-                rules.append(_load_module(f"kernlint_rules.{family}.{info.name}"))
+        # The rule modules are the package's .py files (listed directly: pkgutil imports typing,
+        # about 3 ms of every start).
+        names = sorted(
+            {f[:-3] for d in package.__path__ for f in os.listdir(d) if f.endswith(".py")}
+        )
+        for name in names:
+            if not name.startswith("_"):
+                rules.append(_load_module(f"kernlint_rules.{family}.{name}"))
     del kernlint_rules
     return Registry(rules)

@@ -35,9 +35,10 @@ class WorkerLost(RuntimeError):
     """A worker process ended without sending back the results of the items it took."""
 
 
-def imap_unordered(fn, items: list, jobs: int):
+def imap_unordered(fn, items: list, jobs: int, meanwhile=None):
     """Yield `fn(item)` for every item, in the order they complete, computed in `jobs` forked
-    processes. `fn` and `items` reach the workers through the fork."""
+    processes. `fn` and `items` reach the workers through the fork. `meanwhile`: a function
+    the parent runs once the workers have started (work for a later pool to inherit)."""
     if not items:
         return
     if len(items) > MAX_ITEMS:
@@ -67,6 +68,8 @@ def imap_unordered(fn, items: list, jobs: int):
             children[result_r] = pid
         os.close(task_r)
         task_r = -1
+        if meanwhile is not None:
+            meanwhile()
         yield from _collect(children, len(items))
         finished = True
     finally:

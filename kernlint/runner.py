@@ -76,6 +76,13 @@ def _lint_chunk(job):
     return done, found
 
 
+def _preload_cpp() -> None:
+    from .cpp import normalize  # noqa: F401  (imported for the workers to inherit)
+    from .cpp.parser import parser
+
+    parser()
+
+
 def _jobs() -> int:
     try:
         n = len(os.sched_getaffinity(0))
@@ -138,11 +145,11 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
         _POOL_STATE.update(resolver=resolver, registry=registry)
         done = []
 
-        def lint_all(items, want_targets=False) -> set[str]:
+        def lint_all(items, want_targets=False, meanwhile=None) -> set[str]:
             # (forked after the wrapper targets are set: the workers inherit them)
             found: set[str] = set()
             work = _chunks(items, jobs, want_digest, want_targets)
-            for part, got in imap_unordered(_lint_chunk, work, jobs):
+            for part, got in imap_unordered(_lint_chunk, work, jobs, meanwhile):
                 done.extend(part)
                 found |= got
             return found
@@ -151,7 +158,10 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
             if deferred:
                 from .project import set_wrapper_targets
 
-                targets = lint_all([p for p in pending if p[1].language == "python"], True)
+                # While the Python files are linted, the parent loads the C++ parser once for
+                # the C++ phase's workers to inherit (instead of each loading it).
+                python = [p for p in pending if p[1].language == "python"]
+                targets = lint_all(python, True, _preload_cpp)
                 set_wrapper_targets(targets)
                 lint_all([p for p in pending if p[1].language != "python"])
             else:

@@ -96,3 +96,26 @@ def test_no_worker_left_behind_and_parent_output_written_once():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "before-after True []\n"
+
+
+_STATE = {"loaded": False}
+
+
+def _sees_state(x):
+    return _STATE["loaded"]
+
+
+def test_meanwhile_runs_in_the_parent_after_the_workers_start():
+    calls = []
+
+    def meanwhile():
+        calls.append(os.getpid())
+        _STATE["loaded"] = True
+
+    try:
+        seen = set(forkpool.imap_unordered(_sees_state, list(range(20)), 2, meanwhile))
+        assert calls == [os.getpid()]
+        assert seen == {False}  # the workers were forked before it ran
+        assert set(forkpool.imap_unordered(_sees_state, list(range(4)), 2)) == {True}
+    finally:
+        _STATE["loaded"] = False

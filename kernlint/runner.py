@@ -165,6 +165,8 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                 set_wrapper_targets(targets)
                 lint_all([p for p in pending if p[1].language != "python"])
             else:
+                if any(p[1].language == "cpp" for p in pending):
+                    _preload_cpp()
                 lint_all(pending)
         finally:
             _POOL_STATE.clear()

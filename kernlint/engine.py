@@ -229,10 +229,15 @@ def _present(words, data: bytes) -> set:
     return {w for w in words if w in data}
 
 
-def _has_directive(data: bytes) -> bool:
+def contains(data: bytes, word: bytes) -> bool:
+    """`word in data`, with `memmem` when a pool turned it on."""
     if _MEMMEM:
-        return _MEMMEM(data, len(data), b"kernlint:", 9) is not None
-    return b"kernlint:" in data
+        return _MEMMEM(data, len(data), word, len(word)) is not None
+    return word in data
+
+
+def _has_directive(data: bytes) -> bool:
+    return contains(data, b"kernlint:")
 
 
 def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=None) -> list[Rule]:

@@ -88,7 +88,9 @@ def _targets_in_tree(tree) -> set[str]:
     return out
 
 
-_WRAPPERS = re.compile(rb"\bcuda_wrappers\s*=\s*(?=[\[(])")
+# (The literal first, the word boundary checked behind it: a leading `\b` would defeat the
+# regex engine's literal search.)
+_WRAPPERS = re.compile(rb"cuda_wrappers(?<=\bcuda_wrappers)\s*=\s*(?=[\[(])")
 
 
 def _bracketed(data: bytes, start: int) -> bytes | None:
@@ -120,7 +122,9 @@ def targets_in_snippets(data: bytes) -> set[str]:
     """Wrapper targets from each `cuda_wrappers=[...]` literal, parsed on its own (a few
     hundred bytes) rather than parsing the whole file."""
     out: set[str] = set()
-    if b"cuda_wrappers" not in data:
+    from .engine import contains
+
+    if not contains(data, b"cuda_wrappers"):
         return out  # a substring search, much faster than the regex over the whole file
     for m in _WRAPPERS.finditer(data):
         snippet = _bracketed(data, m.end())

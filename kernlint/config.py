@@ -174,13 +174,14 @@ def load_config_file(path: str, _seen: tuple[str, ...] = ()) -> RawConfig:
     return raw
 
 
-def find_config_in(directory: str) -> str | None:
-    """The config file that lives in `directory`, if any."""
+def find_config_in(directory: str, names=None) -> str | None:
+    """The config file that lives in `directory`, if any. `names`: the directory's entries,
+    when the caller has listed it (a file that is not among them is not looked for)."""
     candidate = os.path.join(directory, "kernlint.toml")
-    if os.path.isfile(candidate):
+    if (names is None or "kernlint.toml" in names) and os.path.isfile(candidate):
         return candidate
     candidate = os.path.join(directory, "pyproject.toml")
-    if os.path.isfile(candidate):
+    if (names is None or "pyproject.toml" in names) and os.path.isfile(candidate):
         try:
             with open(candidate, "rb") as fh:
                 head = fh.read()
@@ -356,7 +357,8 @@ class ConfigResolver:
             self._by_config[key] = settings
         return settings
 
-    def for_directory(self, directory: str) -> Settings:
+    def for_directory(self, directory: str, names=None) -> Settings:
+        """The settings of the files in `directory` (`names`: its entries, when listed)."""
         if self.fixed is not None:
             return self.fixed
         directory = os.path.abspath(directory)
@@ -371,7 +373,7 @@ class ConfigResolver:
                 settings = self._by_dir[d]
                 break
             chain.append(d)
-            config_path = find_config_in(d)
+            config_path = find_config_in(d, names if d == directory else None)
             if config_path is not None:
                 settings = self._settings_for_config(config_path)
                 break

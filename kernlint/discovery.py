@@ -26,12 +26,13 @@ class _GitIgnores:
     def __init__(self) -> None:
         self._cache: dict[str, object] = {}
 
-    def spec_for(self, directory: str):
+    def spec_for(self, directory: str, names=None):
+        """`names`: the directory's entries, when the caller has listed it."""
         spec = self._cache.get(directory, False)
         if spec is False:
             spec = None
             path = os.path.join(directory, ".gitignore")
-            if os.path.isfile(path):
+            if (names is None or ".gitignore" in names) and os.path.isfile(path):
                 try:
                     with open(path, encoding="utf-8", errors="replace") as fh:
                         lines = fh.read().splitlines()
@@ -43,9 +44,15 @@ class _GitIgnores:
             self._cache[directory] = spec
         return spec
 
-    def active(self, chain: list[str]) -> list[tuple[str, object]]:
-        """(directory, spec) for the directories of `chain` that hold a .gitignore."""
-        return [(d, spec) for d in chain if (spec := self.spec_for(d)) is not None]
+    def active(self, chain: list[str], names=None) -> list[tuple[str, object]]:
+        """(directory, spec) for the directories of `chain` that hold a .gitignore (`names`:
+        the entries of the last one, when listed)."""
+        last = chain[-1] if chain else None
+        return [
+            (d, spec)
+            for d in chain
+            if (spec := self.spec_for(d, names if d == last else None)) is not None
+        ]
 
     @staticmethod
     def ignored(abspath: str, is_dir: bool, active: list[tuple[str, object]]) -> bool:
@@ -136,15 +143,17 @@ def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
         if key in visited_dirs:
             continue
         visited_dirs.add(key)
-        settings = resolver.for_directory(directory)
-        chain_here = parents + [directory]
-        # The .gitignore files that apply here, looked up once per directory, not per entry.
-        gitignored = gitignores.active(chain_here) if settings.respect_gitignore else []
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
             warn(f"{_rel(given, abspath, directory)}: cannot read directory: {exc.strerror}")
             continue
+        # (the listing tells which config and .gitignore files are worth a look)
+        names = {e.name for e in entries}
+        settings = resolver.for_directory(directory, names)
+        chain_here = parents + [directory]
+        # The .gitignore files that apply here, looked up once per directory, not per entry.
+        gitignored = gitignores.active(chain_here, names) if settings.respect_gitignore else []
         subdirs = []
         for entry in entries:
             path = entry.path

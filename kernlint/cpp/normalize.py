@@ -340,6 +340,7 @@ def normalize(data: bytes) -> Normalized:
         for m in _EMPTY_INIT.finditer(data):
             out[m.end() - 2 : m.end()] = b"0 "
 
+    # (`define` searched first: 201 of the 290 JIT files have none, and skip the regex)
     defines = list(_line_matches(_DEFINE, padded)) if has_hash and b"define" in data else []
     macros = _local_attribute_macros(defines) if defines else dict(KNOWN_ATTRIBUTE_MACROS)
     if macros:

@@ -35,6 +35,16 @@ TARGETS = {
 }
 
 
+def byte_compile(python: str, *dirs: str) -> None:
+    """`compileall` the directories with `python`, as pip does at install (raises
+    CalledProcessError on failure)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run(
+        [python, "-m", "compileall", "-q", *dirs], check=True, env=env, capture_output=True
+    )
+
+
 def installed_kernlint(workdir: str) -> tuple[list[str], str]:
     """kernlint as `pip install .` lays it out, in a fresh virtual environment: the packages
     `kernlint` and `kernlint_rules` (from rules/), byte-compiled, and the `kernlint` console
@@ -73,17 +83,8 @@ def installed_kernlint(workdir: str) -> tuple[list[str], str]:
                 deps.add(os.path.dirname(list(spec.submodule_search_locations)[0]))
         with open(os.path.join(purelib, "_kernlint_bench_deps.pth"), "w") as fh:
             fh.write("".join(f"{d}\n" for d in sorted(deps)))
-        subprocess.run(
-            [
-                python,
-                "-m",
-                "compileall",
-                "-q",
-                os.path.join(purelib, "kernlint"),
-                os.path.join(purelib, "kernlint_rules"),
-            ],
-            check=True,
-            capture_output=True,
+        byte_compile(
+            python, os.path.join(purelib, "kernlint"), os.path.join(purelib, "kernlint_rules")
         )
         script = os.path.join(venv, "bin", "kernlint")
         with open(script, "w") as fh:  # what pip writes for [project.scripts]
@@ -182,21 +183,10 @@ def main() -> int:
     runs = max(3, args.runs)
     # The development interpreter runs the checkout's kernlint byte-compiled, as an install
     # would be (an editable install under PYTHONDONTWRITEBYTECODE=1 re-compiles every start).
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compileall",
-            "-q",
-            os.path.join(ROOT, "kernlint"),
-            os.path.join(ROOT, "rules"),
-        ],
-        check=False,
-        env=env,
-        capture_output=True,
-    )
+    try:
+        byte_compile(sys.executable, os.path.join(ROOT, "kernlint"), os.path.join(ROOT, "rules"))
+    except subprocess.CalledProcessError:
+        pass  # (the development interpreter's figures are then with source compiled at start)
     workdir = tempfile.mkdtemp(prefix="kernlint-bench-")
     kl, how = installed_kernlint(workdir)
     dev = KERNLINT if kl is not KERNLINT else None

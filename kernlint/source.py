@@ -30,6 +30,22 @@ def language_of(path: str) -> str | None:
     return None
 
 
+def occurrences(data: bytes, words, overlapping: bool = True) -> list[tuple[int, bytes]]:
+    """(offset, word) of every occurrence of the words, in file order (`overlapping=False`: a
+    word is searched again after its match, as a regex would). `bytes.find` runs at memchr
+    speed: several times faster than a regex alternation of the same words."""
+    hits = []
+    find = data.find
+    for word in words:
+        step = 1 if overlapping else max(1, len(word))
+        i = find(word)
+        while i >= 0:
+            hits.append((i, word))
+            i = find(word, i + step)
+    hits.sort()
+    return hits
+
+
 def line_starts(data: bytes) -> list[int]:
     """Byte offset of the start of every line."""
     lines = data.split(b"\n")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..source import occurrences
 from .lexer import WORD_BYTES
 
 # `#pragma ...` lines, with backslash continuations.
@@ -237,27 +238,13 @@ def _starts_word(data: bytes, at: int) -> bool:
     return at == 0 or data[at - 1] not in WORD_BYTES
 
 
-def _occurrences(data: bytes, words) -> list[tuple[int, bytes]]:
-    """(offset, word) of every occurrence of the words, in file order. `bytes.find` runs at
-    memchr speed: several times faster than a regex alternation of the same words."""
-    hits = []
-    find = data.find
-    for word in words:
-        i = find(word)
-        while i >= 0:
-            hits.append((i, word))
-            i = find(word, i + 1)
-    hits.sort()
-    return hits
-
-
 def _whole_words(data: bytes, words) -> list[tuple[int, int, bytes]]:
     """(start, end, word) of the occurrences that are whole words (what `\\b(w1|w2)\\b` finds),
     without overlaps, in file order."""
     out = []
     last_end = 0
     n = len(data)
-    for start, word in _occurrences(data, words):
+    for start, word in occurrences(data, words):
         end = start + len(word)
         if start < last_end or not _starts_word(data, start):
             continue

@@ -22,6 +22,8 @@ import re
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
+from ..source import occurrences
+
 # A def/class/decorator line: searched after a newline (much faster than `^` under re.M);
 # the first line is matched on its own.
 _BLOCK_AFTER_NEWLINE = re.compile(rb"\n([ \t]*)(@|(?:async[ \t]+)?def[ \t]|class[ \t(:])")
@@ -52,27 +54,14 @@ def _code_at_end(prefix: bytes) -> bool:
     return quote is None
 
 
-def _triples(data: bytes) -> list[tuple[int, bytes]]:
-    """(offset, quotes) of the triple quotes, left to right, each kind without overlaps (what
-    a regex `'''|\"\"\"` finds, by two `find` loops: several times faster)."""
-    out = []
-    find = data.find
-    for kind in _TRIPLES:
-        i = find(kind)
-        while i >= 0:
-            out.append((i, kind))
-            i = find(kind, i + 3)
-    out.sort()
-    return out
-
-
 def _string_line_ranges(data: bytes, starts: list[int]) -> list[tuple[int, int]]:
     """(first, last) line indexes (0-based) strictly inside triple-quoted strings: lines that
     begin inside a string that opened on an earlier line."""
     out = []
     open_kind = None
     open_at = 0
-    for at, kind in _triples(data):
+    # (what a regex `'''|"""` finds: each kind without overlaps, left to right)
+    for at, kind in occurrences(data, _TRIPLES, overlapping=False):
         if open_kind is None:
             line_start = data.rfind(b"\n", 0, at) + 1
             if not _code_at_end(data[line_start:at]):

@@ -190,6 +190,7 @@ def cmd_rule(args) -> int:
 def cmd_check(args) -> int:
     from .config import ConfigError, ConfigResolver, Overrides, check_define
     from .discovery import PathError
+    from .forkpool import WorkerLost
     from .runner import run_check
 
     reg = _registry()
@@ -220,6 +221,9 @@ def cmd_check(args) -> int:
         return 2
     except PathError as exc:
         print(f"kernlint: error: {exc}", file=sys.stderr)
+        return 2
+    except WorkerLost as exc:  # (e.g. the out-of-memory killer): no partial report
+        print(f"kernlint: error: {exc}; nothing was reported", file=sys.stderr)
         return 2
 
 

@@ -145,8 +145,29 @@ def _collect(children: dict[int, int], expected: int):
     if received < expected:
         raise WorkerLost(
             f"a worker process ended early ({expected - received} of {expected} work items "
-            "without a result)"
+            f"without a result; {_how_they_ended(children)})"
         )
+
+
+def _how_they_ended(children: dict[int, int]) -> str:
+    """How the workers ended (they all have: their result pipes are closed), e.g. `a worker
+    was killed by signal 9 (SIGKILL)`."""
+    ends = []
+    for pid in children.values():
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            continue
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = "unknown"
+            ends.append(f"a worker was killed by signal {number} ({name})")
+        elif os.WEXITSTATUS(status):
+            ends.append(f"a worker exited with status {os.WEXITSTATUS(status)}")
+    return "; ".join(ends) or "the workers exited normally"
 
 
 def _reap(children: dict[int, int], stop: bool) -> None:

@@ -60,7 +60,7 @@ def _dies_on_three(x):
 
 
 def test_a_dead_worker_is_reported_not_waited_for():
-    with pytest.raises(forkpool.WorkerLost, match="without a result"):
+    with pytest.raises(forkpool.WorkerLost, match="without a result.*exited with status 3"):
         list(forkpool.imap_unordered(_dies_on_three, list(range(10)), 2))
 
 
@@ -119,3 +119,27 @@ def test_meanwhile_runs_in_the_parent_after_the_workers_start():
         assert set(forkpool.imap_unordered(_sees_state, list(range(4)), 2)) == {True}
     finally:
         _STATE["loaded"] = False
+
+
+def test_a_lost_worker_is_a_clear_error_of_the_cli(tmp_path, monkeypatch, capsys):
+    """A worker killed mid-run (say, by the out-of-memory killer): exit 2, one line naming the
+    cause, no traceback and no partial report."""
+    from kernlint import cli, runner
+
+    for k in range(60):
+        (tmp_path / f"m{k}.py").write_text("import aiter\n")
+    real = runner._lint_chunk
+
+    def dies(job):
+        if any(c.display.endswith("m7.py") for _, c in job[0]):
+            os.kill(os.getpid(), 9)
+        return real(job)
+
+    monkeypatch.setattr(runner, "_lint_chunk", dies)
+    monkeypatch.setattr(runner, "_jobs", lambda: 2)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", ".", "--no-cache"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "killed by signal 9 (SIGKILL)" in err and "nothing was reported" in err
+    assert "Traceback" not in err

@@ -138,6 +138,15 @@ class Context:
 
         return literal_spans(self.data)
 
+    def literal_spans_before(self, stop: int) -> list:
+        """The literal spans that start before `stop` (the whole file's list when it is known):
+        enough to tell whether an offset before `stop` is in a comment or a literal."""
+        if "literal_spans" in self.__dict__:
+            return self.literal_spans
+        from .cpp.lexer import literal_spans
+
+        return literal_spans(self.data, stop)
+
     # -- reporting --------------------------------------------------------------------------
     def report(self, start: int, end: int, message: str, fix: Fix | None = None) -> None:
         rule = self.rule

@@ -114,3 +114,23 @@ def test_real_kernels_match_the_full_tokenizer(tmp_path_factory):
         with open(path, "rb") as fh:
             data = fh.read()
         assert fast_spans(data) == full_spans(data), path
+
+
+def test_spans_before_a_stop_are_those_of_the_whole_file():
+    """`literal_spans(data, stop)` (lexing only as far as needed) answers every offset before
+    `stop` as the whole file's spans do, prefixed literals (`u8R"(...)"`) included."""
+    import random
+
+    rng = random.Random(4)
+    samples = list(TRICKY) + [b'int a; u8R"(x)"; b = u8"y"; // c']
+    samples += [
+        bytes(rng.choice(b"/*\"'\\\nab1R(x)u8 \r") for _ in range(rng.randrange(0, 60)))
+        for _ in range(3000)
+    ]
+    for data in samples:
+        full = literal_spans(data)
+        for stop in range(len(data) + 1):
+            part = literal_spans(data, stop)
+            assert part == full[: len(part)]
+            for offset in range(stop):
+                assert span_at(part, offset) == span_at(full, offset), (data, stop, offset)

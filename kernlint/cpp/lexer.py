@@ -57,8 +57,9 @@ def _in_number(data: bytes, pos: int) -> bool:
     return bool(head) and (head[:1].isdigit() or (head[:1] == b"." and head[1:2].isdigit()))
 
 
-def literal_spans(data: bytes) -> list[Span]:
-    """Comment, string and character-literal spans of a C/C++/CUDA file, in order."""
+def literal_spans(data: bytes, stop: int | None = None) -> list[Span]:
+    """Comment, string and character-literal spans of a C/C++/CUDA file, in order (`stop`:
+    only those that start before it, which are the same as in the whole file's list)."""
     out: list[Span] = []
     pos = 0
     search = _START.search
@@ -67,6 +68,8 @@ def literal_spans(data: bytes) -> list[Span]:
         if m is None:
             return out
         at = m.start()
+        if stop is not None and at - 3 >= stop:
+            return out  # (a literal starts at most 3 bytes before its quote: `u8R"`)
         first = data[at]
         if first == 0x2F:  # `//` or `/*`, or a division
             second = data[at + 1 : at + 2]

@@ -260,8 +260,12 @@ def _forceinline(ctx) -> None:
     data = ctx.data
     from kernlint.cpp.lexer import span_at
 
-    spans = ctx.literal_spans
-    for m in _FORCEINLINE.finditer(data):
+    matches = list(_FORCEINLINE.finditer(data))
+    if not matches:
+        return
+    # (the file is lexed only up to the last match: the spans before it are all that count)
+    spans = ctx.literal_spans_before(matches[-1].start() + 1)
+    for m in matches:
         if span_at(spans, m.start()) is not None:
             continue
         host = m.group("host") is not None or _HOST_BEFORE.search(

@@ -45,8 +45,8 @@ def imap_unordered(fn, items: list, jobs: int, meanwhile=None):
         raise ValueError(f"at most {MAX_ITEMS} items per pool (got {len(items)})")
     jobs = max(1, min(jobs, len(items), MAX_JOBS))
     task_r, task_w = os.pipe()
-    os.write(task_w, b"".join(_INDEX.pack(k) for k in range(len(items))))
-    os.write(task_w, _INDEX.pack(_STOP) * jobs)
+    _write_all(task_w, b"".join(_INDEX.pack(k) for k in range(len(items))))
+    _write_all(task_w, _INDEX.pack(_STOP) * jobs)
     os.close(task_w)
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -161,7 +161,16 @@ def side_by_side(
         for key, cmd in cmds.items():  # alternate
             for _ in range((per_round or {}).get(key, 1)):
                 samples[key].append(timed(cmd, cwd))
-    return {k: statistics.median(v) for k, v in samples.items()}
+    return {k: Timing(statistics.median(v), min(v), max(v)) for k, v in samples.items()}
+
+
+class Timing(float):
+    """A median wall time (a float), with the fastest and slowest sample it came from."""
+
+    def __new__(cls, median: float, lo: float, hi: float):
+        value = super().__new__(cls, median)
+        value.lo, value.hi = lo, hi
+        return value
 
 
 def main() -> int:
@@ -259,9 +268,10 @@ def main() -> int:
         f"kernlint benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
         f"median of {runs} after a warm-up; kernlint {how}"
     )
-    print(f"{'measurement':<50} {'seconds':>9}")
+    print(f"{'measurement':<50} {'seconds':>9}   (fastest to slowest sample)")
     for name, value in rows:
-        print(f"{name:<50} {value:>9.3f}")
+        spread = f"   ({value.lo:.3f} to {value.hi:.3f})" if isinstance(value, Timing) else ""
+        print(f"{name:<50} {value:>9.3f}{spread}")
     if rss is not None:
         print(f"{'peak RSS, whole tree cold (MB)':<50} {rss:>9.1f}")
     if dev:

@@ -77,11 +77,10 @@ class PyFacts:
         """(node, module) for each import of aiter: `import aiter.x`, `from aiter import y`,
         `importlib.import_module("aiter...")`, `__import__("aiter")`."""
         out: list[tuple[ast.AST, str]] = []
-        data = self.source.data
         types = (ast.Import, ast.ImportFrom)
-        if b"import_module" in data or b"__import__" in data:
-            types += (ast.Call,)  # (a call can import aiter only through one of those names)
-        for node in self.nodes_on_lines(_AITER_LINE, types):
+        if imports_by_call(self.source.data):
+            types += (ast.Call,)
+        for node in self.nodes_on_lines(AITER_LINE, types):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if _is_aiter(alias.name):
@@ -107,8 +106,14 @@ class PyFacts:
 # Word patterns start with their literal and check the boundary before it by a lookbehind:
 # the same matches as a leading `\b`, which would defeat the regex engine's literal-prefix
 # search (about 10x slower over a file).
-_AITER_LINE = re.compile(rb"aiter\b(?<=\baiter)")
+AITER_LINE = re.compile(rb"aiter\b(?<=\baiter)")
 _IMPORT_LINE = re.compile(rb"import\b(?<=\bimport)")
+
+
+def imports_by_call(data: bytes) -> bool:
+    """Can a call in this file import a module (`importlib.import_module`, `__import__`: a
+    call can import aiter only through one of those names)?"""
+    return b"import_module" in data or b"__import__" in data
 
 
 def header_walk(stmt):

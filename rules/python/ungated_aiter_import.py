@@ -65,7 +65,7 @@ from __future__ import annotations
 import re
 
 from kernlint.model import Rule
-from kernlint.python.facts import node_span
+from kernlint.python.facts import AITER_LINE, imports_by_call, node_span
 
 
 def _import_time_policy(settings) -> bool:
@@ -76,20 +76,17 @@ def _import_time_policy(settings) -> bool:
 # `import` and an `aiter` name with only names, commas, `as` and line continuations between
 # them (a comment or a `;` ends an import statement), or `from aiter` (the same). An import
 # through `importlib.import_module` / `__import__` can be spelled in many more ways, so a file
-# naming either keeps every line with the word `aiter` (what `aiter_imports` looks at).
+# naming either keeps every line with the word `aiter` (the lines `aiter_imports` looks at).
 # (Two patterns, each starting with its literal: five times faster to search than one
 # alternation.)
 _IMPORT_STATEMENT_LINES = (
     re.compile(rb"import(?:[ \t]|\\\r?\n)(?:[^\n;#\\]|\\\r?\n)*?\baiter\b"),
     re.compile(rb"from(?:[ \t]|\\\r?\n)+aiter\b"),
 )
-_AITER_WORD_LINE = re.compile(rb"aiter\b(?<=\baiter)")
 
 
 def _import_lines(data: bytes):
-    if b"import_module" in data or b"__import__" in data:
-        return _AITER_WORD_LINE
-    return _IMPORT_STATEMENT_LINES
+    return AITER_LINE if imports_by_call(data) else _IMPORT_STATEMENT_LINES
 
 
 RULE = Rule(

@@ -189,7 +189,7 @@ def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
     # place): the plan holds the list, so its id cannot be reused by another one meanwhile.
     key = (id(rules), language, is_jit)
     plan = _PLAN_CACHE.get(key)
-    if plan is not None and plan[6] is not rules:
+    if plan is not None and plan[-1] is not rules:
         plan = None
     if plan is None:
         usable = [
@@ -205,7 +205,7 @@ def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
         words = frozenset(t for r in triggered if r.path_filter is None for t in r.triggers)
         filtered = tuple(r for r in triggered if r.path_filter is not None)
         untriggerable = tuple(r for r in triggered if r.untriggered_when is not None)
-        plan = (usable, always, words, tuple(rules), untriggerable, filtered, rules)
+        plan = (usable, always, words, untriggerable, filtered, rules)
         if len(_PLAN_CACHE) > 1024:  # (per-file-ignores make a list per file)
             _PLAN_CACHE.clear()
         _PLAN_CACHE[key] = plan
@@ -257,7 +257,7 @@ def _has_directive(data: bytes) -> bool:
 
 def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=None) -> list[Rule]:
     data = source.data
-    usable, always, words, _, untriggerable, filtered, _ = _plan(rules, source.language, is_jit)
+    usable, always, words, untriggerable, filtered, _ = _plan(rules, source.language, is_jit)
     if filtered:
         path = source.abspath or source.path
         extra = {t for r in filtered if r.path_filter(path) for t in r.triggers}

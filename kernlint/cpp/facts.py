@@ -91,7 +91,7 @@ def _call_of_name(node, leaf_type: str | None):
     return parent if fn is not None and fn.id == node.id else None
 
 
-def _in_order(nodes: list) -> list:
+def in_document_order(nodes: list) -> list:
     """Document order, an outer node before the nodes it contains (a tree walk's pre-order)."""
     nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
     return nodes
@@ -130,7 +130,7 @@ def _function_definitions(root, text: bytes) -> list:
                 if owner is not None and owner.type == "function_definition":
                     out.append(owner)
             i = find(word, i + 1)
-    return _in_order(out)
+    return in_document_order(out)
 
 
 _METHOD_CLAUSES = frozenset(("default_method_clause", "delete_method_clause"))
@@ -152,7 +152,7 @@ def _parents_of_token(root, text: bytes, token: bytes, node_type: str) -> list:
             seen.add(parent.id)
             out.append(parent)
         i = find(token, i + 1)
-    return _in_order(out)
+    return in_document_order(out)
 
 
 @dataclass(frozen=True)
@@ -303,11 +303,11 @@ class CppFacts:
                 rest = [t for t in types if t not in self._WALKED_TYPES]
                 if not rest:
                     return inside
-                return _in_order(inside + self.nodes(*rest, within=within))
+                return in_document_order(inside + self.nodes(*rest, within=within))
         if len(types) == 1:
             found = self._of_type(types[0])
         else:
-            found = _in_order([n for t in types for n in self._of_type(t)])
+            found = in_document_order([n for t in types for n in self._of_type(t)])
         if within is None:
             return found
         import bisect

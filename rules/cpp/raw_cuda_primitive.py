@@ -63,7 +63,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kernlint.cpp.facts import in_abstractions, simple_name
+from kernlint.cpp.facts import in_abstractions, in_document_order, simple_name
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -177,8 +177,7 @@ def check(ctx) -> None:
         # Launch sites decide the error-check entries: every call, in document order.
         nodes = facts.nodes("call_expression", "gnu_asm_expression")
     else:
-        nodes = _named_calls(ctx) + facts.nodes("gnu_asm_expression")
-        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        nodes = in_document_order(_named_calls(ctx) + facts.nodes("gnu_asm_expression"))
     launches: dict[int, int] = {}  # function node id -> first launch offset
     for node in nodes:
         if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):

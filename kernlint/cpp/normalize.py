@@ -79,6 +79,7 @@ _DEVICE_FRIEND = re.compile(rb"\b__device__([ \t]+)friend\b")
 _DEFINE = re.compile(
     rb"\n[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*(?://[^\n]*)?$", re.M
 )
+_NON_SPACE = re.compile(rb"\S")  # (the first byte `bytes.lstrip()` would keep)
 _TOKEN = re.compile(rb"[A-Za-z_]\w*|\(|\)|,|[^\sA-Za-z_(),]+")
 
 # Macros whose meaning is known without reading their definition (SGLang's and CUTLASS's).
@@ -232,10 +233,52 @@ def _line_matches(pattern, padded: bytes):
     return map(_Shifted, pattern.finditer(padded))
 
 
+def _word_line_matches(pattern, padded: bytes, words) -> list[_Shifted]:
+    """What `_line_matches` finds, for a pattern that can only match from the start of a line
+    holding one of `words`: the pattern is tried at those lines only (found at memchr speed)
+    instead of at every line start. Matches do not overlap and come in file order, as with
+    `finditer` (a match may run over several lines; lines it covered are not tried again)."""
+    out = []
+    last_end = 0
+    tried = -1
+    rfind = padded.rfind
+    match = pattern.match
+    # (Offsets in `padded`: the `\\n` before a line is at the line's offset in the file.)
+    for at, _word in occurrences(padded, words):
+        start = rfind(b"\n", 0, at)
+        if start == tried or start < last_end:
+            continue
+        tried = start
+        m = match(padded, start)
+        if m is not None:
+            out.append(_Shifted(m))
+            last_end = m.end()
+    return out
+
+
 def _starts_word(data: bytes, at: int) -> bool:
     """Does a match at `at` start a word (what a leading `\\b` would check, but a pattern
     starting with a literal is searched much faster)?"""
     return at == 0 or data[at - 1] not in WORD_BYTES
+
+
+_FAMILIES: dict[tuple, list[tuple[bytes, tuple[bytes, ...]]]] = {}
+
+
+def _families(words) -> list[tuple[bytes, tuple[bytes, ...]]]:
+    """The words grouped by their first `_`-ended part (`CUTE_`, `CUTLASS_`, `SGL_`; b"" for
+    words like `__align__` or `alignas`): a file without `CUTLASS_` skips all three CUTLASS
+    words with one search."""
+    key = tuple(words)
+    groups = _FAMILIES.get(key)
+    if groups is None:
+        by: dict[bytes, list[bytes]] = {}
+        for word in key:
+            cut = word.find(b"_", 1)
+            prefix = word[: cut + 1] if cut > 0 and not word.startswith(b"_") else b""
+            by.setdefault(prefix, []).append(word)
+        groups = _FAMILIES[key] = [(prefix, tuple(ws)) for prefix, ws in by.items()]
+    return groups
 
 
 def _whole_words(data: bytes, words) -> list[tuple[int, int, bytes]]:
@@ -244,7 +287,11 @@ def _whole_words(data: bytes, words) -> list[tuple[int, int, bytes]]:
     out = []
     last_end = 0
     n = len(data)
-    for start, word in occurrences(data, words):
+    present = []
+    for prefix, group in _families(words):
+        if len(group) == 1 or prefix == b"" or prefix in data:
+            present.extend(group)
+    for start, word in occurrences(data, present):
         end = start + len(word)
         if start < last_end or not _starts_word(data, start):
             continue
@@ -276,7 +323,7 @@ def normalize(data: bytes) -> Normalized:
     padded = b"\n" + data
 
     if has_hash and b"pragma" in data:
-        for m in _line_matches(_PRAGMA, padded):
+        for m in _word_line_matches(_PRAGMA, padded, (b"pragma",)):
             _blank(out, m.start(1), m.end(1))
     if b"_Pragma" in data:
         for m in _PRAGMA_OP.finditer(data):
@@ -284,7 +331,7 @@ def normalize(data: bytes) -> Normalized:
             if end > 0:
                 _blank(out, m.start(), end)
     if b"UNROLL" in data or b"PRAGMA" in data:
-        for m in _line_matches(_PRAGMA_MACRO_LINE, padded):
+        for m in _word_line_matches(_PRAGMA_MACRO_LINE, padded, (b"UNROLL", b"PRAGMA")):
             _blank(out, m.start(1), m.end(1))
     for start, paren_end in _attribute_calls(data):
         end = _balanced_end(data, paren_end)
@@ -293,7 +340,7 @@ def normalize(data: bytes) -> Normalized:
     for start, end, _word in _whole_words(data, _ATTR_WORDS):
         _blank(out, start, end)
     if b"using" in data:
-        for m in _line_matches(_MULTI_USING, padded):
+        for m in _word_line_matches(_MULTI_USING, padded, (b"using",)):
             _blank(out, m.start(1), m.end(1))
     for m in _line_matches(_MACRO_STATEMENT, padded):
         end = _balanced_end(data, m.end())
@@ -303,7 +350,8 @@ def normalize(data: bytes) -> Normalized:
         rest = data[end : eol if eol >= 0 else len(data)].strip()
         if rest and not rest.startswith(b"//"):
             continue
-        after = data[eol:].lstrip()[:1] if eol >= 0 else b""
+        nxt = _NON_SPACE.search(data, eol) if eol >= 0 else None
+        after = nxt.group() if nxt is not None else b""
         if after and after in b"<.-+*/%&|^?:;),=[":
             continue  # the call continues on the next line (`CHECK(x)\n << "msg";`)
         _blank(out, m.start(1), end)
@@ -328,7 +376,9 @@ def normalize(data: bytes) -> Normalized:
             out[m.end() - 2 : m.end()] = b"0 "
 
     # (`define` searched first: 201 of the 290 JIT files have none, and skip the regex)
-    defines = list(_line_matches(_DEFINE, padded)) if has_hash and b"define" in data else []
+    defines = (
+        _word_line_matches(_DEFINE, padded, (b"define",)) if has_hash and b"define" in data else []
+    )
     macros = _local_attribute_macros(defines) if defines else dict(KNOWN_ATTRIBUTE_MACROS)
     if macros:
         define_lines = {m.start(1) for m in defines}

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from functools import cached_property
+
+from .record import field, record
 
 
 def _tomllib():
@@ -91,7 +92,7 @@ def check_define(text: str, where: str) -> None:
         raise ConfigError(f"{where}: {text!r} is not a macro definition (NAME or NAME=VALUE)")
 
 
-@dataclass
+@record
 class RawConfig:
     """The merged key/value pairs of one config file (after `extend`), with provenance."""
 
@@ -192,7 +193,7 @@ def find_config_in(directory: str, names=None) -> str | None:
     return None
 
 
-@dataclass
+@record
 class Overrides:
     """Command-line settings that apply on top of every config file."""
 

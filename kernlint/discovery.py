@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
+from .record import record
 from .source import language_of
 
 
@@ -12,7 +12,7 @@ class PathError(Exception):
     """A path given on the command line that cannot be used (exit status 2)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Candidate:
     display: str  # path as shown to the user
     abspath: str

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from functools import cached_property
 
 from .model import Diagnostic, Fix, Rule
+from .record import field, record
 from .source import SourceFile
 
 META_UNUSED = "unused-suppression"
@@ -25,7 +25,7 @@ META_SYNTAX = "syntax-error"
 SKELETON_MIN_BYTES = 1024
 
 
-@dataclass
+@record
 class FileResult:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)

@@ -7,13 +7,13 @@ whose type is in `RULE.node_types`).
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import os
 from functools import lru_cache
 
 from .config import ConfigError
 from .model import Rule
+from .record import replace
 
 FAMILIES = ("meta", "cpp", "python")
 
@@ -69,7 +69,7 @@ def _load_module(modname: str) -> Rule:
         raise RuntimeError(f"rule module {modname} does not define RULE")
     if hasattr(module, "visit") and not rule.node_types:
         raise RuntimeError(f"rule module {modname} defines visit() but RULE has no node_types")
-    return dataclasses.replace(
+    return replace(
         rule,
         doc=(module.__doc__ or "").strip(),
         module=modname,

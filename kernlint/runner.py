@@ -8,6 +8,7 @@ import sys
 from .discovery import discover
 from .engine import FileResult, lint_file
 from .fixes import applicable, apply_fixes, unified_diff, write_atomic
+from .record import replace
 
 
 def _warn(message: str) -> None:
@@ -287,13 +288,8 @@ def _to_payload(res):
 
 
 def _from_payload(cand, payload):
-    import dataclasses
-
     diagnostics, warnings, notes = payload if len(payload) == 3 else (*payload, [])
-    diags = [
-        d if d.path == cand.display else dataclasses.replace(d, path=cand.display)
-        for d in diagnostics
-    ]
+    diags = [d if d.path == cand.display else replace(d, path=cand.display) for d in diagnostics]
     return FileResult(
         cand.display, diags, list(warnings), None, cand.abspath, cand.language, list(notes)
     )

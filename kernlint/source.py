@@ -8,8 +8,9 @@ that is not valid UTF-8 counts as one character.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 from itertools import accumulate
+
+from .record import field, record
 
 CPP_EXTENSIONS = frozenset(
     {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl"}
@@ -54,7 +55,7 @@ def line_starts(data: bytes) -> list[int]:
     return list(accumulate(map((1).__add__, map(len, lines)), initial=0))
 
 
-@dataclass
+@record
 class SourceFile:
     path: str  # the path as displayed (as given, or relative to the working directory)
     data: bytes

@@ -13,14 +13,15 @@ reported as `invalid-suppression`; one that suppresses nothing is reported as
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from .record import field, record
 
 _MARKER = re.compile(
     rb"kernlint:[ \t]*(?P<kind>ignore-file|ignore-next-line|ignore)\b(?:[ \t]*\[(?P<codes>[^\]\n]*)\])?"
 )
 
 
-@dataclass
+@record
 class Suppression:
     kind: str  # "ignore" | "ignore-next-line" | "ignore-file"
     line: int  # 1-based line the comment is on

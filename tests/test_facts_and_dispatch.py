@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from kernlint.config import ConfigResolver, Overrides
 from kernlint.engine import lint_source
 from kernlint.model import Rule
+from kernlint.record import replace
 from kernlint.registry import Registry, load_registry
 from kernlint.source import SourceFile
 
@@ -89,7 +89,7 @@ def test_visit_dispatch_by_node_type_skips_error_regions(tmp_path):
         (1, 18, "CU900"),
     ]
     # a rule whose triggers are absent is not run at all
-    quiet = dataclasses.replace(probe, triggers=(b"never-present",))
+    quiet = replace(probe, triggers=(b"never-present",))
     registry2 = Registry([*base.rules, quiet])
     settings2 = ConfigResolver(registry2, Overrides(select=["CU900"])).for_directory(str(tmp_path))
     seen.clear()

@@ -6,8 +6,9 @@ Everything here is derived from the tree-sitter tree of the *normalized* source 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
+
+from ..record import record
 
 TYPE_CHECKING = False  # (typing costs about 3 ms to import)
 
@@ -155,7 +156,7 @@ def _parents_of_token(root, text: bytes, token: bytes, node_type: str) -> list:
     return in_document_order(out)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Item:
     node: object  # tree-sitter node
     kind: str
@@ -220,7 +221,7 @@ def namespace_components(node) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split("::") if part.strip()) or ("",)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Function:
     node: object  # function_definition
     name: str

@@ -9,7 +9,8 @@ separators (`1'000`), so that quotes inside comments and `//` inside strings are
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..record import record
 
 # A literal or comment can only start at `//`, `/*` or a quote; the scanner jumps from one such
 # place to the next (C-level search) and reads the literal there with an anchored regex.
@@ -29,7 +30,7 @@ _RAW_PREFIXES = frozenset({b"R", b"u8R", b"uR", b"UR", b"LR"})
 WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     kind: str  # "comment" | "string" | "char"
     start: int

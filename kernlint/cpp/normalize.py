@@ -19,8 +19,8 @@ Rules always report on, and read text from, the original bytes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from ..record import field, record
 from ..source import occurrences
 from .lexer import WORD_BYTES
 
@@ -109,7 +109,7 @@ _ATTRIBUTE_ONLY_WORDS = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Attribute:
     """A span blanked or rewritten by normalization, with the qualifiers it stood for."""
 
@@ -119,7 +119,7 @@ class Attribute:
     kinds: frozenset[str]
 
 
-@dataclass
+@record
 class Normalized:
     data: bytes
     attributes: list[Attribute] = field(default_factory=list)

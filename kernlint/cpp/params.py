@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..record import record
 
 RESTRICT_WORDS = frozenset({"__restrict__", "__restrict", "restrict"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Param:
     node: object  # parameter_declaration
     index: int  # position among the function's parameters (variadic packs excluded)

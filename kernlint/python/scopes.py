@@ -8,13 +8,14 @@ ask "is this name bound in this scope, and where is it used?".
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+
+from ..record import field, record
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Scope:
     node: ast.AST
     kind: str  # "module" | "function" | "class" | "comprehension"

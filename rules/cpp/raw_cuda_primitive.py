@@ -61,10 +61,10 @@ loads, a restructured loop.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kernlint.cpp.facts import in_abstractions, in_document_order, simple_name
 from kernlint.model import Rule
+from kernlint.record import record
 
 RULE = Rule(
     code="CU007",
@@ -87,7 +87,7 @@ RULE = Rule(
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Entry:
     key: str
     pattern: str

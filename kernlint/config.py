@@ -278,14 +278,17 @@ class Settings:
     def _jit_spec(self):
         return _spec(self.jit_roots)
 
-    def is_excluded(self, abspath: str, is_dir: bool = False) -> bool:
-        if os.path.basename(abspath) in self._exclude_names:
+    def is_excluded(self, abspath: str, is_dir: bool = False, name: str | None = None) -> bool:
+        """`name`: the path's last component, when the caller has it."""
+        if name is None:
+            name = os.path.basename(abspath)
+        if name in self._exclude_names:
             return True
         for spec, root in self._exclude_specs:
             rel = _relative(abspath, root)
             if rel is None:
                 # outside the config's root: match on the base name and absolute path
-                if spec.match_file(os.path.basename(abspath) + ("/" if is_dir else "")):
+                if spec.match_file(name + ("/" if is_dir else "")):
                     return True
                 continue
             if spec.match_file(rel + ("/" if is_dir else "")):
@@ -357,6 +360,10 @@ class ConfigResolver:
             settings = Settings(raw, self.overrides, self.registry)
             self._by_config[key] = settings
         return settings
+
+    def all_settings(self) -> list[Settings]:
+        """Every settings object built so far (one per config file found, or the fixed one)."""
+        return list(self._by_config.values())
 
     def for_directory(self, directory: str, names=None) -> Settings:
         """The settings of the files in `directory` (`names`: its entries, when listed)."""

@@ -168,15 +168,16 @@ def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
                 # Symbolic links are not followed while walking (no loops, no escapes),
                 # like ruff and git. A link named on the command line is followed.
                 continue
+            # (a file kernlint does not lint is skipped before the ignore and exclude checks)
+            language = None if is_dir else language_of(entry.name)
+            if language is None and not is_dir:
+                continue
             if gitignored and gitignores.ignored(path, is_dir, gitignored):
                 continue
-            if settings.is_excluded(path, is_dir=is_dir):
+            if settings.is_excluded(path, is_dir=is_dir, name=entry.name):
                 continue
             if is_dir:
                 subdirs.append((path, display_dir + entry.name + os.sep))
-                continue
-            language = language_of(entry.name)
-            if language is None:
                 continue
             if path in seen:
                 continue

@@ -233,9 +233,24 @@ def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None
         )
     set_wrapper_targets(targets)
     aiter: dict = {}
-    if any(_import_time_policy(candidates[k], resolver) for k in python):
+    if _uses_import_time_policy(candidates, python, resolver):
         aiter = collect_aiter_import_time([candidates[k].abspath for k in python])
     set_aiter_findings(aiter)
+
+
+def _uses_import_time_policy(candidates, python, resolver) -> bool:
+    """Does any Python candidate run ungated-aiter-import under the `import-time` policy?
+    Asked of each file only when some config sets that policy (a file's settings are always
+    one the resolver has built: those of the walked directories, or of a named file)."""
+    for k in python:
+        if candidates[k].explicit:
+            resolver.for_file(candidates[k].abspath)  # (a named file's may not be built yet)
+    if not any(
+        getattr(s, "aiter_import_policy", "lexical") == "import-time"
+        for s in resolver.all_settings()
+    ):
+        return False
+    return any(_import_time_policy(candidates[k], resolver) for k in python)
 
 
 def _import_time_policy(cand, resolver) -> bool:

@@ -6,8 +6,8 @@ Usage:
 
 Downloads the `sglang==0.5.23` wheel at run time (`pip download --no-deps`) unless --sglang
 points at an unpacked `sglang` package directory. Commands run side by side, alternating, with
-one warm-up each, median of --runs rounds (>= 3, default 5); against cpplint (about 30 s a run)
-3 rounds, with --runs kernlint runs in each. Prints a table and the ratios against the targets.
+one warm-up each, the order rotating each round, median of --runs rounds (>= 3, default 9);
+against cpplint (about 30 s a run) 3 rounds, with --runs kernlint runs in each. Prints a table and the ratios against the targets.
 """
 
 from __future__ import annotations
@@ -152,15 +152,19 @@ def side_by_side(
     cmds: dict[str, list[str]], cwd: str, runs: int, per_round: dict[str, int] | None = None
 ) -> dict[str, float]:
     """Median wall time of each command, after one warm-up each, over `runs` rounds that run
-    every command in turn (`per_round`: more samples per round of a cheap command, so that a
-    slow one such as cpplint does not leave it with only a few)."""
+    every command in turn, each round starting one command later than the last (so that no
+    command always runs first, or always after the same other one); `per_round`: more samples
+    per round of a cheap command, so that a slow one such as cpplint does not leave it with
+    only a few."""
     for cmd in cmds.values():  # warm-up (page cache, imports)
         timed(cmd, cwd)
     samples: dict[str, list[float]] = {k: [] for k in cmds}
-    for _ in range(runs):
-        for key, cmd in cmds.items():  # alternate
+    keys = list(cmds)
+    for r in range(runs):
+        shift = r % len(keys)
+        for key in keys[shift:] + keys[:shift]:  # alternate, rotating the order
             for _ in range((per_round or {}).get(key, 1)):
-                samples[key].append(timed(cmd, cwd))
+                samples[key].append(timed(cmds[key], cwd))
     return {k: Timing(statistics.median(v), min(v), max(v)) for k, v in samples.items()}
 
 
@@ -175,7 +179,9 @@ class Timing(float):
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=5)
+    # 9 rounds: this 2-core machine's speed drifts by 10-15% over tens of seconds, and a median
+    # of 5 moved by as much between runs (docs/benchmarks.md).
+    ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--sglang", help="an unpacked sglang package directory")
     ap.add_argument("--skip-cpplint", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="quick run on fixtures/, no targets")

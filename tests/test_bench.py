@@ -63,3 +63,20 @@ def test_installed_layout_runs_this_checkout(tmp_path):
     )
     assert got.returncode == want.returncode == 1, got.stderr
     assert got.stdout == want.stdout and '"CU006"' in got.stdout
+
+
+def test_side_by_side_rotates_the_order_and_takes_medians(monkeypatch):
+    bench = _bench()
+    calls = []
+    fake_times = {"a": iter([9.0, 1.0, 3.0, 2.0]), "b": iter([9.0, 5.0, 4.0, 6.0])}
+
+    def timed(cmd, cwd):
+        calls.append(cmd[0])
+        return next(fake_times[cmd[0]])
+
+    monkeypatch.setattr(bench, "timed", timed)
+    out = bench.side_by_side({"a": ["a"], "b": ["b"]}, "/", 3)
+    # One warm-up each, then rounds that start one command later each time.
+    assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]
+    assert (out["a"], out["a"].lo, out["a"].hi) == (2.0, 1.0, 3.0)
+    assert (out["b"], out["b"].lo, out["b"].hi) == (5.0, 4.0, 6.0)

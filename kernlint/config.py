@@ -207,6 +207,11 @@ class Overrides:
     defines: list[str] = field(default_factory=list)
 
 
+def import_time_policy(settings) -> bool:
+    """Do these settings (or None) choose the `import-time` policy of ungated-aiter-import?"""
+    return getattr(settings, "aiter_import_policy", "") == "import-time"
+
+
 class Settings:
     """Effective settings for the files governed by one config file (plus CLI overrides)."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .config import import_time_policy
 from .discovery import discover
 from .engine import FileResult, lint_file
 from .fixes import applicable, apply_fixes, unified_diff, write_atomic
@@ -245,17 +246,14 @@ def _uses_import_time_policy(candidates, python, resolver) -> bool:
     for k in python:
         if candidates[k].explicit:
             resolver.for_file(candidates[k].abspath)  # (a named file's may not be built yet)
-    if not any(
-        getattr(s, "aiter_import_policy", "lexical") == "import-time"
-        for s in resolver.all_settings()
-    ):
+    if not any(import_time_policy(s) for s in resolver.all_settings()):
         return False
     return any(_import_time_policy(candidates[k], resolver) for k in python)
 
 
 def _import_time_policy(cand, resolver) -> bool:
     settings = resolver.for_file(cand.abspath)
-    if getattr(settings, "aiter_import_policy", "lexical") != "import-time":
+    if not import_time_policy(settings):
         return False
     return _rule_facts(settings.rules_for(cand.abspath), "python")[2]
 

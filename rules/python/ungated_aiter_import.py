@@ -64,13 +64,9 @@ from __future__ import annotations
 
 import re
 
+from kernlint.config import import_time_policy
 from kernlint.model import Rule
 from kernlint.python.facts import AITER_LINE, imports_by_call, node_span
-
-
-def _import_time_policy(settings) -> bool:
-    return getattr(settings, "aiter_import_policy", "") == "import-time"
-
 
 # The lines of a skeleton (engine.Context.tree) that can hold an aiter import statement:
 # `import` and an `aiter` name with only names, commas, `as` and line continuations between
@@ -97,7 +93,7 @@ RULE = Rule(
     triggers=(b"aiter",),
     # Under the `import-time` policy a file can be reported for importing a module that
     # imports aiter, without the word in its own bytes.
-    untriggered_when=_import_time_policy,
+    untriggered_when=import_time_policy,
     needs_tree=False,
     # The imports, their enclosing blocks and the module's gates are all it reads.
     partial_lines=_import_lines,
@@ -115,7 +111,7 @@ _AITER_IMPORT = re.compile(
 def check(ctx) -> None:
     from kernlint.python.guards import hip_test
 
-    if _import_time_policy(ctx.settings):
+    if import_time_policy(ctx.settings):
         _import_time(ctx)
         return
     if not _may_import_aiter(ctx.data):

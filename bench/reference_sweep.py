@@ -1,17 +1,21 @@
 """Sweep the reference CUDA kernel's instantiations on a GPU, to choose the launcher's policy.
 
-    python bench/reference_sweep.py [--out DIR]
+    python bench/reference_sweep.py [--out DIR] [--shapes 16384x4096,65536x8192,...]
 
-For bf16 rows x hidden shapes, times every (vectors per thread, prefetch) instantiation with the
-same method as bench/reference_kernels.py (L2 flushed before each run; CUDA events and the
-kernels' own CUPTI time; ROUNDS rounds, the variants in a rotating order in each, since what is
-measured first after a change of state measures slower; median over the rounds) and prints one
-line per shape: `[kernel us, event us]` for each variant, the fastest kernel time marked.
+For bf16 rows x hidden shapes, times every instantiation (one-pass with 1, 2 or 4 16-byte
+vectors per thread, with or without prefetch; two-pass with 1, 2 or 4) next to
+torch.compile (specialized to the shape), with the same method as bench/reference_kernels.py
+(L2 flushed before each run; CUDA events and the kernels' own CUPTI time; ROUNDS rounds, the
+variants in a rotating order in each, since what is measured first after a change of state
+measures slower; median over the rounds). Every variant is first checked against eager torch
+on the shape. Prints one line per shape: `[kernel us, event us]` for each variant, the fastest
+kernel time marked.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -20,7 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 sys.path.insert(0, HERE)
 
+from reference_kernels import EPS  # noqa: E402
+
 VARIANTS = [(1, True), (1, False), (2, True), (2, False), (4, True), (4, False)]
+TWO_PASS = [1, 2, 4]  # vectors per thread of the two-pass kernel
 SHAPES = [(r, h) for h in (4096, 8192) for r in (1, 16, 256, 4096, 16384)]
 
 SWEEP = """\
@@ -87,10 +94,10 @@ void raw(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::Tens
       static_cast<float>(eps));
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(sweep_raw, raw);
-template <int64_t kVecsPerThread, bool kPrefetch>
+template <int64_t kVecsPerThread, bool kPrefetch, bool kTwoPass>
 void sweep(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::TensorView x,
            tvm::ffi::TensorView weight, double eps) {
-  FusedAddRMSNormKernel<bf16_t>::launch<8, kVecsPerThread, kPrefetch>(
+  FusedAddRMSNormKernel<bf16_t>::launch<8, kVecsPerThread, kPrefetch, kTwoPass>(
       out, residual, x, weight, x.size(0), x.size(1), static_cast<float>(eps), false, x.device());
 }
 %s
@@ -98,49 +105,89 @@ void sweep(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::Te
 """
 
 
+def _variants():
+    """{name: (16-byte vectors per thread, prefetch, two-pass)}: v2p is one-pass with two
+    vectors per thread and prefetch, v1t two-pass with one."""
+    out = {f"v{v}{'p' if p else ''}": (v, p, False) for v, p in VARIANTS}
+    out.update({f"v{v}t": (v, False, True) for v in TWO_PASS})
+    return out
+
+
 def _bind(fn, out, residual, x, weight):
-    return lambda: fn(out, residual, x, weight, 1e-6)
+    return lambda: fn(out, residual, x, weight, EPS)
+
+
+def _shapes(text):
+    try:
+        return [tuple(int(n) for n in item.split("x")) for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ROWSxHIDDEN[,...], got {text!r}") from None
+
+
+def _check(calls, out, residual, x, weight, reference):
+    """Every variant against eager torch on this shape: residual bit-exact, out within 0.07."""
+    saved = residual.clone()
+    expected_residual = saved.clone()
+    expected_out = reference(x, expected_residual, weight)
+    for name, call in calls.items():
+        residual.copy_(saved)
+        got = call()  # torch.compile returns its output; the kernels write `out`
+        got = out if got is None else got
+        ok = (
+            residual.equal(expected_residual)
+            and (got.float() - expected_out.float()).abs().max() < 0.07
+        )
+        if not ok:
+            print("MISMATCH", name, tuple(x.shape), flush=True)
+    residual.copy_(saved)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument(
+        "--shapes",
+        type=_shapes,
+        default=SHAPES,
+        help="comma-separated ROWSxHIDDEN (default: the benchmark's shapes)",
+    )
     args = ap.parse_args()
     import torch
     import tvm_ffi
-    from reference_kernels import rotating_medians
+    from reference_kernels import rotating_medians, torch_eager
     from reference_support import compile_reference
 
     exports = "\n".join(
-        f"TVM_FFI_DLL_EXPORT_TYPED_FUNC(sweep_{v}_{int(p)}, (sweep<{v}, {str(p).lower()}>));"
-        for v, p in VARIANTS
+        f"TVM_FFI_DLL_EXPORT_TYPED_FUNC(sweep_{name}, (sweep<{v}, {str(p).lower()}, {str(t).lower()}>));"
+        for name, (v, p, t) in _variants().items()
     )
     major, minor = torch.cuda.get_device_capability()
     build = os.path.join(args.out, "sweep_build")
     compile_reference(major * 10 + minor, build, True, SWEEP % exports, "sweep")
     module = tvm_ffi.load_module(os.path.join(build, "sweep.so"))
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+    torch._dynamo.config.cache_size_limit = 64
+    compiled = torch.compile(torch_eager, dynamic=False)
     results = []
-    for rows, hidden in SHAPES:
+    for rows, hidden in args.shapes:
         x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
         residual = torch.randn_like(x)
         weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
         out = torch.empty_like(x)
         calls = {}
-        for v, p in VARIANTS:
-            threads = -(-hidden // 8 // v)
-            if threads > 1024:
-                continue
-            fn = getattr(module, f"sweep_{v}_{int(p)}")
-            calls[f"v{v}{'p' if p else ''}"] = _bind(fn, out, residual, x, weight)
+        for name, (v, _, _) in _variants().items():
+            if -(-hidden // 8 // v) <= 1024:
+                calls[name] = _bind(getattr(module, f"sweep_{name}"), out, residual, x, weight)
         if hidden // 8 <= 1024:
             for name in ("hinted", "raw"):
                 calls[name] = _bind(getattr(module, f"sweep_{name}"), out, residual, x, weight)
+        calls["compile"] = functools.partial(compiled, x, residual, weight)
+        _check(calls, out, residual, x, weight, torch_eager)
         medians = rotating_medians(calls, flush, 30, kernel_reps=30)
         row = {"rows": rows, "hidden": hidden}
         for name, (us, kern) in medians.items():
             row[name] = [round(kern, 2), round(us, 2)]
-        best = min((k for k in row if k.startswith("v")), key=lambda k: row[k][0])
+        best = min((k for k in row if k in _variants()), key=lambda k: row[k][0])
         print(json.dumps(row), "best:", best, flush=True)
         results.append(row)
     with open(os.path.join(args.out, "sweep.json"), "w") as fh:

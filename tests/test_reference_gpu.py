@@ -3,7 +3,9 @@
 Correctness of the CUDA and Triton kernels against torch for bf16 and fp16: the residual is
 updated in place exactly as torch rounds `x + residual`, the output matches a float32 RMSNorm
 within the dtype's precision, across odd shapes (1 row, 64K rows, non-power-of-two and odd
-hidden sizes, misaligned views, PDL on and off).
+hidden sizes, misaligned views, PDL on and off), including the two-pass kernel that the
+launcher picks for large batches at hidden 4096 and 8192, which must give the one-pass
+kernel's results bit for bit, full or partial rows.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import importlib.util
 import os
 
 import pytest
-from reference_support import REFERENCE, compile_reference
+from reference_support import REFERENCE, WRAPPER, compile_reference
 
 pytestmark = pytest.mark.gpu
 
@@ -20,7 +22,19 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA GPU", allow_module_level=True)
 
-SHAPES = [(1, 4096), (7, 5120), (16, 8192), (33, 130), (5, 4099), (3, 16384), (65536, 128)]
+SHAPES = [
+    (1, 4096),
+    (7, 5120),
+    (16, 8192),
+    (33, 130),
+    (5, 4099),
+    (3, 16384),
+    (65536, 128),
+    (8191, 4096),  # one row short of the two-pass kernel
+    (8192, 4096),  # two-pass, one vector per thread
+    (4095, 8192),  # one row short of the two-pass kernel
+    (4096, 8192),  # two-pass, two vectors per thread
+]
 DTYPES = [torch.bfloat16, torch.float16]
 EPS = 1e-6
 
@@ -37,6 +51,36 @@ def cuda_kernel(tmp_path_factory):
         torch.bfloat16: module.fused_add_rmsnorm_bf16,
         torch.float16: module.fused_add_rmsnorm_fp16,
     }
+
+
+# Explicit bf16 instantiations (the launcher picks one by shape), one-pass and two-pass, with
+# one or two 16-byte vectors per thread.
+VARIANTS_WRAPPER = WRAPPER.replace(
+    "}  // namespace sglang",
+    """template <int64_t kVecsPerThread, bool kTwoPass>
+void variant(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::TensorView x,
+             tvm::ffi::TensorView weight, double eps) {
+  FusedAddRMSNormKernel<bf16_t>::launch<8, kVecsPerThread, false, kTwoPass>(
+      out, residual, x, weight, x.size(0), x.size(1), static_cast<float>(eps), false, x.device());
+}
+"""
+    + "".join(
+        f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({kind}_v{v}, (variant<{v}, {str(two).lower()}>));\n"
+        for v in (1, 2)
+        for kind, two in (("one_pass", False), ("two_pass", True))
+    )
+    + "}  // namespace sglang",
+)
+
+
+@pytest.fixture(scope="module")
+def cuda_variants(tmp_path_factory):
+    import tvm_ffi
+
+    major, minor = torch.cuda.get_device_capability()
+    out = tmp_path_factory.mktemp("gpu_variants")
+    compile_reference(major * 10 + minor, str(out), True, VARIANTS_WRAPPER, "variants")
+    return tvm_ffi.load_module(str(out / "variants.so"))
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +140,26 @@ def test_cuda_kernel_on_misaligned_views(cuda_kernel, dtype):
     cuda_kernel[dtype](out, shifted, x, weight, EPS, False)
     torch.cuda.synchronize()
     _check(out, shifted, want_out, want_residual)
+
+
+# hidden 4104 and 6000 leave lanes past the end of the row (544 threads for 513 vectors, 384
+# for 750 in pairs): the two-pass kernel's masked loads and stores.
+@pytest.mark.parametrize(
+    "rows,hidden,per_thread", [(64, 4096, 1), (64, 8192, 2), (33, 4104, 1), (17, 6000, 2)]
+)
+def test_two_pass_kernel_matches_one_pass_bit_for_bit(cuda_variants, rows, hidden, per_thread):
+    x, residual, weight = _inputs(rows, hidden, torch.bfloat16, seed=2)
+    want_out, want_residual = _reference(x, residual, weight)
+    results = {}
+    for kind in ("one_pass", "two_pass"):
+        res = residual.clone()
+        out = torch.full_like(x, float("nan"))
+        getattr(cuda_variants, f"{kind}_v{per_thread}")(out, res, x, weight, EPS)
+        torch.cuda.synchronize()
+        _check(out, res, want_out, want_residual)
+        results[kind] = (out, res)
+    assert torch.equal(results["one_pass"][0], results["two_pass"][0])
+    assert torch.equal(results["one_pass"][1], results["two_pass"][1])
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])

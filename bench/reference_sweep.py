@@ -30,14 +30,8 @@ VARIANTS = [(1, True), (1, False), (2, True), (2, False), (4, True), (4, False)]
 TWO_PASS = [1, 2, 4]  # vectors per thread of the two-pass kernel
 SHAPES = [(r, h) for h in (4096, 8192) for r in (1, 16, 256, 4096, 16384)]
 
-SWEEP = """\
-#include <tvm/ffi/container/tensor.h>
-#include <tvm/ffi/dtype.h>
-#include <tvm/ffi/error.h>
-#include <tvm/ffi/extra/c_env_api.h>
-#include <tvm/ffi/function.h>
-#include "fused_add_rmsnorm.cuh"
-namespace sglang {
+# Experiments beside the instantiations (inside namespace sglang).
+EXPERIMENTS = """\
 // An experiment, not the reference: the v1 kernel with streaming cache hints on x/residual.
 __global__ void hinted_kernel(bf16_t* __restrict__ out, bf16_t* __restrict__ residual,
                               const bf16_t* __restrict__ x, const bf16_t* __restrict__ weight,
@@ -94,23 +88,18 @@ void raw(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::Tens
       static_cast<float>(eps));
 }
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(sweep_raw, raw);
-template <int64_t kVecsPerThread, bool kPrefetch, bool kTwoPass>
-void sweep(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::TensorView x,
-           tvm::ffi::TensorView weight, double eps) {
-  FusedAddRMSNormKernel<bf16_t>::launch<8, kVecsPerThread, kPrefetch, kTwoPass>(
-      out, residual, x, weight, x.size(0), x.size(1), static_cast<float>(eps), false, x.device());
-}
-%s
-}  // namespace sglang
 """
 
 
-def _variants():
+def _variant_specs():
     """{name: (16-byte vectors per thread, prefetch, two-pass)}: v2p is one-pass with two
     vectors per thread and prefetch, v1t two-pass with one."""
     out = {f"v{v}{'p' if p else ''}": (v, p, False) for v, p in VARIANTS}
     out.update({f"v{v}t": (v, False, True) for v in TWO_PASS})
     return out
+
+
+VARIANT_SPECS = _variant_specs()
 
 
 def _bind(fn, out, residual, x, weight):
@@ -155,15 +144,14 @@ def main() -> None:
     import torch
     import tvm_ffi
     from reference_kernels import rotating_medians, torch_eager
-    from reference_support import compile_reference
+    from reference_support import compile_reference, instantiations_wrapper
 
-    exports = "\n".join(
-        f"TVM_FFI_DLL_EXPORT_TYPED_FUNC(sweep_{name}, (sweep<{v}, {str(p).lower()}, {str(t).lower()}>));"
-        for name, (v, p, t) in _variants().items()
+    wrapper = instantiations_wrapper(
+        {f"sweep_{name}": spec for name, spec in VARIANT_SPECS.items()}, EXPERIMENTS
     )
     major, minor = torch.cuda.get_device_capability()
     build = os.path.join(args.out, "sweep_build")
-    compile_reference(major * 10 + minor, build, True, SWEEP % exports, "sweep")
+    compile_reference(major * 10 + minor, build, True, wrapper, "sweep")
     module = tvm_ffi.load_module(os.path.join(build, "sweep.so"))
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     torch._dynamo.config.cache_size_limit = 64
@@ -175,7 +163,7 @@ def main() -> None:
         weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
         out = torch.empty_like(x)
         calls = {}
-        for name, (v, _, _) in _variants().items():
+        for name, (v, _, _) in VARIANT_SPECS.items():
             if -(-hidden // 8 // v) <= 1024:
                 calls[name] = _bind(getattr(module, f"sweep_{name}"), out, residual, x, weight)
         if hidden // 8 <= 1024:
@@ -187,7 +175,7 @@ def main() -> None:
         row = {"rows": rows, "hidden": hidden}
         for name, (us, kern) in medians.items():
             row[name] = [round(kern, 2), round(us, 2)]
-        best = min((k for k in row if k in _variants()), key=lambda k: row[k][0])
+        best = min((k for k in row if k in VARIANT_SPECS), key=lambda k: row[k][0])
         print(json.dumps(row), "best:", best, flush=True)
         results.append(row)
     with open(os.path.join(args.out, "sweep.json"), "w") as fh:

@@ -22,18 +22,52 @@ CUDA_SOURCE = os.path.join(REFERENCE, "cuda", "fused_add_rmsnorm.cuh")
 SGLANG_VERSION = "0.5.23"
 DTYPES = {"bf16": "bf16_t", "fp16": "fp16_t"}
 
-WRAPPER = """\
+_INCLUDES = """\
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/dtype.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 #include "fused_add_rmsnorm.cuh"
+"""
+
+WRAPPER = (
+    _INCLUDES
+    + """\
 namespace sglang {
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(fused_add_rmsnorm_bf16, (FusedAddRMSNormKernel<bf16_t>::run));
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(fused_add_rmsnorm_fp16, (FusedAddRMSNormKernel<fp16_t>::run));
 }  // namespace sglang
 """
+)
+
+_INSTANTIATION = """\
+template <int64_t kVecsPerThread, bool kPrefetch, bool kTwoPass>
+void instantiation(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::TensorView x,
+                   tvm::ffi::TensorView weight, double eps) {
+  FusedAddRMSNormKernel<bf16_t>::launch<8, kVecsPerThread, kPrefetch, kTwoPass>(
+      out, residual, x, weight, x.size(0), x.size(1), static_cast<float>(eps), false, x.device());
+}
+"""
+
+
+def instantiations_wrapper(variants: dict[str, tuple[int, bool, bool]], extra: str = "") -> str:
+    """C++ for a module that exports explicit bf16 instantiations of the launcher, each called
+    as (out, residual, x, weight, eps): `variants` maps an export name to (16-byte vectors per
+    thread, prefetch, two-pass); `extra` is more code inside `namespace sglang`."""
+    exports = "".join(
+        f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({name}, "
+        f"(instantiation<{v}, {str(p).lower()}, {str(t).lower()}>));\n"
+        for name, (v, p, t) in variants.items()
+    )
+    return (
+        _INCLUDES
+        + "namespace sglang {\n"
+        + extra
+        + _INSTANTIATION
+        + exports
+        + "}  // namespace sglang\n"
+    )
 
 
 class ToolchainMissing(RuntimeError):

@@ -14,7 +14,7 @@ import importlib.util
 import os
 
 import pytest
-from reference_support import REFERENCE, WRAPPER, compile_reference
+from reference_support import REFERENCE, compile_reference, instantiations_wrapper
 
 pytestmark = pytest.mark.gpu
 
@@ -55,21 +55,12 @@ def cuda_kernel(tmp_path_factory):
 
 # Explicit bf16 instantiations (the launcher picks one by shape), one-pass and two-pass, with
 # one or two 16-byte vectors per thread.
-VARIANTS_WRAPPER = WRAPPER.replace(
-    "}  // namespace sglang",
-    """template <int64_t kVecsPerThread, bool kTwoPass>
-void variant(tvm::ffi::TensorView out, tvm::ffi::TensorView residual, tvm::ffi::TensorView x,
-             tvm::ffi::TensorView weight, double eps) {
-  FusedAddRMSNormKernel<bf16_t>::launch<8, kVecsPerThread, false, kTwoPass>(
-      out, residual, x, weight, x.size(0), x.size(1), static_cast<float>(eps), false, x.device());
-}
-"""
-    + "".join(
-        f"TVM_FFI_DLL_EXPORT_TYPED_FUNC({kind}_v{v}, (variant<{v}, {str(two).lower()}>));\n"
+VARIANTS_WRAPPER = instantiations_wrapper(
+    {
+        f"{kind}_v{v}": (v, False, two)
         for v in (1, 2)
         for kind, two in (("one_pass", False), ("two_pass", True))
-    )
-    + "}  // namespace sglang",
+    }
 )
 
 

@@ -5,7 +5,8 @@ updated in place exactly as torch rounds `x + residual`, the output matches a fl
 within the dtype's precision, across odd shapes (1 row, 64K rows, non-power-of-two and odd
 hidden sizes, misaligned views, PDL on and off), including the two-pass kernel that the
 launcher picks for large batches at hidden 4096 and 8192, which must give the one-pass
-kernel's results bit for bit, full or partial rows.
+kernel's results bit for bit, full or partial rows, and the Triton two-pass kernel, forced on
+small inputs.
 """
 
 from __future__ import annotations
@@ -163,5 +164,17 @@ def test_triton_kernel_matches_torch(triton_module, dtype, rows, hidden):
     x, residual, weight = _inputs(rows, hidden, dtype)
     want_out, want_residual = _reference(x, residual, weight)
     out = triton_module.fused_add_rmsnorm(x, residual, weight, EPS)
+    torch.cuda.synchronize()
+    _check(out, residual, want_out, want_residual)
+
+
+# The Triton two-pass kernel, forced, on small inputs: whole 2048-element chunks, a partial last
+# chunk (5000, 6000), a row shorter than one chunk (300) and the largest row (16384).
+@pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])
+@pytest.mark.parametrize("rows,hidden", [(16, 8192), (3, 5000), (17, 6000), (5, 300), (2, 16384)])
+def test_triton_two_pass_kernel_matches_torch(triton_module, dtype, rows, hidden):
+    x, residual, weight = _inputs(rows, hidden, dtype, seed=3)
+    want_out, want_residual = _reference(x, residual, weight)
+    out = triton_module.fused_add_rmsnorm(x, residual, weight, EPS, two_pass=True)
     torch.cuda.synchronize()
     _check(out, residual, want_out, want_residual)

@@ -93,8 +93,10 @@ def _triton_module():
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
-@pytest.mark.parametrize("block", [128, 1024, 16384])
-def test_triton_kernel_compiles_for_sm90(dtype, block):
+@pytest.mark.parametrize(
+    "kernel,block", [("one", 128), ("one", 1024), ("one", 16384), ("two", 2048)]
+)
+def test_triton_kernel_compiles_for_sm90(dtype, kernel, block):
     module = _triton_module()
     import triton
     from triton.backends.compiler import GPUTarget
@@ -102,17 +104,24 @@ def test_triton_kernel_compiles_for_sm90(dtype, block):
 
     pointers = {name: f"*{dtype}" for name in ("out_ptr", "residual_ptr", "x_ptr", "weight_ptr")}
     signature = {**pointers, "hidden": "i32", "eps": "fp32", "BLOCK": "constexpr"}
-    source = ASTSource(
-        fn=module.fused_add_rmsnorm_kernel, signature=signature, constexprs={"BLOCK": block}
-    )
-    num_warps = module.launch_config(module.torch.bfloat16, block)[1]
+    if kernel == "one":
+        fn = module.fused_add_rmsnorm_kernel
+        num_warps = module.launch_config(module.torch.bfloat16, block)[1]
+    else:
+        fn = module.fused_add_rmsnorm_two_pass_kernel
+        num_warps = module.TWO_PASS_WARPS
+    source = ASTSource(fn=fn, signature=signature, constexprs={"BLOCK": block})
     compiled = triton.compile(
         source,
         target=GPUTarget("cuda", 90, 32),
         options={"num_warps": num_warps, "enable_fp_fusion": True},
     )
-    assert ".target sm_90" in compiled.asm["ptx"]
+    ptx = compiled.asm["ptx"]
+    assert ".target sm_90" in ptx
     assert len(compiled.asm["cubin"]) > 1000
+    if kernel == "two":
+        # The cache hints reach the PTX: keep on the first read, evict first on the second.
+        assert "L1::evict_last" in ptx and "L1::evict_first" in ptx
 
 
 INTERPRET_SCRIPT = """
@@ -122,21 +131,26 @@ spec = importlib.util.spec_from_file_location("reference_triton", sys.argv[1])
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
 torch.manual_seed(0)
-shapes = [(1, 128), (3, 127), (2, 1000), (4, 5120), (2, 16384)]
+# (rows, hidden, two_pass): None lets the wrapper pick (the one-pass kernel at these sizes);
+# True forces the two-pass kernel, over whole 2048-element chunks and a partial last one.
+shapes = [
+    (1, 128, None), (3, 127, None), (2, 1000, None), (4, 5120, None), (2, 16384, None),
+    (2, 4096, True), (3, 5000, True), (1, 300, True),
+]
 for dtype in (torch.bfloat16, torch.float16):
-    for rows, hidden in shapes:
+    for rows, hidden, two_pass in shapes:
         x = torch.randn(rows, hidden, dtype=dtype)
         residual = torch.randn(rows, hidden, dtype=dtype)
         weight = torch.rand(hidden, dtype=dtype) + 0.5
         want_out, want_residual = m.reference(x, residual, weight, 1e-6)
-        out = m.fused_add_rmsnorm(x, residual, weight, 1e-6)
+        out = m.fused_add_rmsnorm(x, residual, weight, 1e-6, two_pass=two_pass)
         # The interpreter's float -> bf16/fp16 conversion may round differently from the GPU's
         # round-to-nearest-even: allow one unit in the last place here (the GPU test is exact).
         ulp = 2.0**-7 if dtype == torch.bfloat16 else 2.0**-10
         torch.testing.assert_close(residual, want_residual, atol=ulp * 4, rtol=ulp)
         tol = 2e-2 if dtype == torch.bfloat16 else 2e-3
         torch.testing.assert_close(out, want_out, atol=tol, rtol=tol)
-        print("ok", dtype, rows, hidden)
+        print("ok", dtype, rows, hidden, two_pass)
 """
 
 
@@ -153,7 +167,7 @@ def test_triton_interpreter_matches_float32_reference(tmp_path):
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
-    assert proc.stdout.count("ok ") == 10
+    assert proc.stdout.count("ok ") == 16
 
 
 def test_triton_wrapper_validates_once_per_shape():
@@ -168,6 +182,42 @@ def test_triton_wrapper_validates_once_per_shape():
         module.launch_config(torch.bfloat16, 16385)
     with pytest.raises(TypeError, match="dtype"):
         module.launch_config(torch.float32, 128)
+
+
+def test_triton_wrapper_picks_the_two_pass_kernel_for_large_batches(monkeypatch):
+    """The policy alone, on meta tensors (no memory, nothing runs): the two-pass kernel from
+    8192 rows at hidden 4096 and 8192 only, in 2048-element chunks with 16 warps."""
+    module = _triton_module()
+    torch = module.torch
+    launched = []
+
+    class Recorder:
+        def __init__(self, name):
+            self.name = name
+
+        def __getitem__(self, grid):
+            return lambda *args, **meta: launched.append(
+                (self.name, grid, meta["BLOCK"], meta["num_warps"])
+            )
+
+    monkeypatch.setattr(module, "fused_add_rmsnorm_kernel", Recorder("one"))
+    monkeypatch.setattr(module, "fused_add_rmsnorm_two_pass_kernel", Recorder("two"))
+    cases = [
+        ((8191, 4096), None, ("one", (8191,), 4096, 16)),
+        ((8192, 4096), None, ("two", (8192,), 2048, 16)),
+        ((8191, 8192), None, ("one", (8191,), 8192, 16)),
+        ((8192, 8192), None, ("two", (8192,), 2048, 16)),
+        ((16384, 2048), None, ("one", (16384,), 2048, 8)),
+        ((8192, 5120), None, ("one", (8192,), 8192, 16)),
+        ((4096, 16384), None, ("one", (4096,), 16384, 16)),
+        ((4, 5000), True, ("two", (4,), 2048, 16)),
+        ((8192, 4096), False, ("one", (8192,), 4096, 16)),
+    ]
+    for (rows, hidden), two_pass, want in cases:
+        x = torch.empty(rows, hidden, dtype=torch.bfloat16, device="meta")
+        weight = torch.empty(hidden, dtype=torch.bfloat16, device="meta")
+        module.fused_add_rmsnorm(x, torch.empty_like(x), weight, two_pass=two_pass)
+        assert launched.pop() == want, (rows, hidden, two_pass)
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,11 @@ For rows in 1, 16, 256, 4096, 16384 and hidden in 4096, 8192: achieved bandwidth
 kernel, the Triton kernel, torch eager and torch.compile, next to the device's measured
 device-to-device copy bandwidth. Each time is the median of many runs measured with CUDA
 events; before every run the L2 cache is flushed (a 512 MiB write), so inputs come from HBM.
-The implementations are measured in rounds, in a rotating order (the first one measured after
-a change of state measures slower), and the median over the rounds is reported.
-Next to it, each implementation's kernel time alone (CUPTI, through torch.profiler).
+The implementations are measured in 8 rounds, in a rotating order (the first one measured
+after a change of state measures slower), and the median over the rounds is reported.
+Next to it, each implementation's kernel time alone (CUPTI, through torch.profiler), and in
+how many of the rounds the CUDA kernel was faster than torch.compile, by events and by kernel
+time: a ratio of medians near 1.00x says little on its own, 8/8 or 0/8 says which is faster.
 Bytes counted: read x, read residual, write residual, write out (2 bytes each per element), and
 the weight once.
 """
@@ -28,6 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 ROWS = (1, 16, 256, 4096, 16384)
 ROUNDS = 4  # each implementation measured once in each position
+BENCH_ROUNDS = 8  # the benchmark's four implementations: twice in each position
 HIDDEN = (4096, 8192)
 EPS = 1e-6
 
@@ -125,21 +128,34 @@ def host_us(fn, reps=200):
     return statistics.median(times)
 
 
-def rotating_medians(impls, flush, reps, kernel_reps=60) -> dict[str, tuple[float, float]]:
-    """{name: (event us, kernel us)} for each implementation: medians over ROUNDS rounds, the
-    implementations interleaved in each in a rotating order. What runs first after a change of
-    state measures slower (the same kernel, same tensors: 3.8 us measured first, 3.1 us
-    measured again after the others at 256 x 4096), so every implementation is measured in
-    every position and the median over the rounds is kept."""
+def rotating_samples(impls, flush, reps, kernel_reps=60, rounds=ROUNDS):
+    """{name: (event us per round, kernel us per round)}: the implementations interleaved in
+    each round in a rotating order. What runs first after a change of state measures slower
+    (the same kernel, same tensors: 3.8 us measured first, 3.1 us measured again after the
+    others at 256 x 4096), so every implementation is measured in every position."""
     names = list(impls)
     samples: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
-    for k in range(ROUNDS):
+    for k in range(rounds):
         for name in names[k % len(names) :] + names[: k % len(names)]:
             samples[name][0].append(median_ms(impls[name], flush, reps) * 1e3)
             samples[name][1].append(kernel_us(impls[name], flush, kernel_reps))
+    return samples
+
+
+def rotating_medians(impls, flush, reps, kernel_reps=60) -> dict[str, tuple[float, float]]:
+    """{name: (event us, kernel us)} for each implementation: medians over ROUNDS rounds of
+    `rotating_samples`."""
+    samples = rotating_samples(impls, flush, reps, kernel_reps)
     return {
         n: (statistics.median(us), statistics.median(kern)) for n, (us, kern) in samples.items()
     }
+
+
+def rounds_faster(ours: list[float], theirs: list[float]) -> int:
+    """In how many rounds `ours` took less time than `theirs` (both measured in each round)."""
+    if len(ours) != len(theirs):
+        raise ValueError("one sample per round for both")
+    return sum(a < b for a, b in zip(ours, theirs, strict=True))
 
 
 def measure_shape(rows, hidden, kernels, flush, reps):
@@ -156,15 +172,20 @@ def measure_shape(rows, hidden, kernels, flush, reps):
         "torch_eager": lambda: torch_eager(x, residual, weight),
         "torch_compile": lambda: kernels["compiled"](x, residual, weight),
     }
-    row = {"rows": rows, "hidden": hidden}
-    medians = rotating_medians(impls, flush, reps)
+    row = {"rows": rows, "hidden": hidden, "rounds": BENCH_ROUNDS}
+    samples = rotating_samples(impls, flush, reps, rounds=BENCH_ROUNDS)
     for name, fn in impls.items():
-        us, kern = medians[name]
+        us, kern = (statistics.median(v) for v in samples[name])
         row[name + "_us"] = us
         row[name + "_kernel_us"] = kern
         row[name + "_gbs"] = nbytes / (us * 1e-6) / 1e9
         if rows == 1:
             row[name + "_host_us"] = host_us(fn)
+    # The rounds in which the CUDA kernel beat torch.compile, by events and by kernel time.
+    for i, kind in enumerate(("events", "kernel")):
+        row["cuda_faster_rounds_" + kind] = rounds_faster(
+            samples["cuda"][i], samples["torch_compile"][i]
+        )
     return row
 
 
@@ -215,8 +236,9 @@ def main() -> None:
         f"device: {device}; torch {torch.__version__}; copy bandwidth {copy_gbs:.0f} GB/s",
         "",
         "| rows x hidden | CUDA | Triton | torch eager | torch.compile | CUDA % of copy "
-        "| CUDA vs compile | kernel time: CUDA / Triton / compile (us) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| CUDA vs compile | kernel time: CUDA / Triton / compile (us) "
+        "| rounds CUDA faster: events, kernel |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows_out:
         cells = [
@@ -230,7 +252,8 @@ def main() -> None:
             + " | ".join(cells)
             + f" | {pct:.0f}% | {speedup:.2f}x | "
             + " / ".join(f"{r[k + '_kernel_us']:.2f}" for k in ("cuda", "triton", "torch_compile"))
-            + " |"
+            + f" | {r['cuda_faster_rounds_events']}/{r['rounds']}, "
+            + f"{r['cuda_faster_rounds_kernel']}/{r['rounds']} |"
         )
     first = next(r for r in rows_out if r["rows"] == 1)
     lines += [

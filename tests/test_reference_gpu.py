@@ -31,9 +31,8 @@ SHAPES = [
     (5, 4099),
     (3, 16384),
     (65536, 128),
-    (256, 4096),  # up to 4 MiB per tensor: two vectors per thread, every load issued first
-    (300, 5000),  # the same, the second vector of the last lanes past the row
-    (257, 8192),  # past 4 MiB: two vectors per thread, loads issued as used
+    (256, 8192),  # 4 MiB per tensor: still one vector per thread
+    (257, 8192),  # past 4 MiB from 256 rows: two vectors per thread
     (600, 5000),  # the same, the second vector of the last lanes past the row
     (8191, 4096),  # one row short of the two-pass kernel
     (8192, 4096),  # two-pass, one vector per thread

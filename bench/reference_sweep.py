@@ -106,11 +106,15 @@ def _bind(fn, out, residual, x, weight):
     return lambda: fn(out, residual, x, weight, EPS)
 
 
-def _shapes(text):
-    try:
-        return [tuple(int(n) for n in item.split("x")) for item in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected ROWSxHIDDEN[,...], got {text!r}") from None
+def parse_shapes(text):
+    """`16x4096,256x8192` -> [(16, 4096), (256, 8192)]: positive sizes, two per shape."""
+    shapes = []
+    for item in text.split(","):
+        parts = item.split("x")
+        if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise argparse.ArgumentTypeError(f"expected ROWSxHIDDEN[,...], got {text!r}")
+        shapes.append((int(parts[0]), int(parts[1])))
+    return shapes
 
 
 def _check(calls, out, residual, x, weight, reference):
@@ -136,7 +140,7 @@ def main() -> None:
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument(
         "--shapes",
-        type=_shapes,
+        type=parse_shapes,
         default=SHAPES,
         help="comma-separated ROWSxHIDDEN (default: the benchmark's shapes)",
     )

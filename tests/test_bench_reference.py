@@ -1,7 +1,8 @@
-"""The GPU benchmark's arithmetic, without a GPU: how rounds are compared."""
+"""The GPU benchmarks' arithmetic, without a GPU: how rounds are compared, how shapes are read."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -10,6 +11,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "bench"))
 
 from reference_kernels import rounds_faster  # noqa: E402
+from reference_sweep import parse_shapes  # noqa: E402
 
 
 def test_rounds_faster_counts_strict_wins_round_by_round():
@@ -22,3 +24,14 @@ def test_rounds_faster_counts_strict_wins_round_by_round():
 def test_rounds_faster_needs_one_sample_per_round_for_both():
     with pytest.raises(ValueError, match="one sample per round"):
         rounds_faster([1.0, 2.0], [1.0])
+
+
+def test_shapes_are_read_as_rows_by_hidden():
+    assert parse_shapes("16x4096,256x8192") == [(16, 4096), (256, 8192)]
+
+
+@pytest.mark.parametrize("text", ["16x", "4096", "16x4096,,", "axb", "0x4096", "16x-1", "1x2x3"])
+def test_a_malformed_shape_is_an_argument_error_that_quotes_it(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="ROWSxHIDDEN") as err:
+        parse_shapes(text)
+    assert repr(text) in str(err.value)

@@ -26,11 +26,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 sys.path.insert(0, HERE)
 
-from reference_kernels import EPS, load_triton, rounds_faster, torch_eager  # noqa: E402
+from reference_kernels import (  # noqa: E402
+    implementations,
+    in_rotation,
+    load_kernels,
+    rounds_faster,
+)
 from reference_sweep import parse_shapes  # noqa: E402
 
 SHAPES = [(16, 4096), (256, 4096), (256, 8192), (4096, 4096), (16384, 4096)]
 ROUNDS = 7
+NAMES = ("cuda", "triton", "torch_compile")  # of reference_kernels.implementations
 BUFFER_BYTES = 400 << 20  # x, residual and out, over all N sets
 
 
@@ -62,27 +68,14 @@ def measure_shape(rows, hidden, kernels):
         x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
         return x, torch.randn_like(x), torch.empty_like(x)
 
-    sets = [buffers() for _ in range(n)]
-
-    def cuda_call(x, residual, out):
-        return lambda: kernels["cuda"](out, residual, x, weight, EPS, False)
-
-    def triton_call(x, residual, out):
-        return lambda: kernels["triton"](x, residual, weight, EPS)
-
-    def compile_call(x, residual, out):
-        return lambda: kernels["compiled"](x, residual, weight)
-
-    impls = {
-        "cuda": [cuda_call(*s) for s in sets],
-        "triton": [triton_call(*s) for s in sets],
-        "torch_compile": [compile_call(*s) for s in sets],
-    }
-    names = list(impls)
-    samples = {name: [] for name in names}
-    for k in range(ROUNDS):
-        for name in names[k % len(names) :] + names[: k % len(names)]:
-            samples[name].append(per_call_us(impls[name]))
+    per_set = [
+        implementations(kernels, x, residual, weight, out)
+        for x, residual, out in (buffers() for _ in range(n))
+    ]
+    impls = {name: [calls[name] for calls in per_set] for name in NAMES}
+    samples = {name: [] for name in NAMES}
+    for name in in_rotation(NAMES, ROUNDS):
+        samples[name].append(per_call_us(impls[name]))
     row = {"rows": rows, "hidden": hidden, "calls": n, "rounds": ROUNDS}
     for name, values in samples.items():
         row[name + "_us"] = statistics.median(values)
@@ -95,20 +88,7 @@ def main() -> None:
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="ROWSxHIDDEN[,...]")
     args = ap.parse_args()
-    import torch
-    import tvm_ffi
-    from reference_support import compile_reference
-
-    major, minor = torch.cuda.get_device_capability()
-    build = os.path.join(args.out, "build")
-    compile_reference(major * 10 + minor, build, shared=True)
-    module = tvm_ffi.load_module(os.path.join(build, "fused_add_rmsnorm.so"))
-    torch._dynamo.config.cache_size_limit = 64
-    kernels = {
-        "cuda": module.fused_add_rmsnorm_bf16,
-        "triton": load_triton().fused_add_rmsnorm,
-        "compiled": torch.compile(torch_eager, dynamic=False),
-    }
+    kernels = load_kernels(os.path.join(args.out, "build"))
     lines = [
         "| rows x hidden | CUDA | Triton | torch.compile | rounds CUDA faster |",
         "|---|---|---|---|---|",

@@ -128,17 +128,24 @@ def host_us(fn, reps=200):
     return statistics.median(times)
 
 
+def in_rotation(names, rounds):
+    """The names in the order to measure them: each once per round, each round starting one
+    name later than the last. What runs first after a change of state measures slower (the
+    same kernel, same tensors: 3.8 us measured first, 3.1 us measured again after the others
+    at 256 x 4096), so every implementation is measured in every position."""
+    names = list(names)
+    for k in range(rounds):
+        shift = k % len(names)
+        yield from names[shift:] + names[:shift]
+
+
 def rotating_samples(impls, flush, reps, kernel_reps=60, rounds=ROUNDS):
     """{name: (event us per round, kernel us per round)}: the implementations interleaved in
-    each round in a rotating order. What runs first after a change of state measures slower
-    (the same kernel, same tensors: 3.8 us measured first, 3.1 us measured again after the
-    others at 256 x 4096), so every implementation is measured in every position."""
-    names = list(impls)
-    samples: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
-    for k in range(rounds):
-        for name in names[k % len(names) :] + names[: k % len(names)]:
-            samples[name][0].append(median_ms(impls[name], flush, reps) * 1e3)
-            samples[name][1].append(kernel_us(impls[name], flush, kernel_reps))
+    each round `in_rotation`."""
+    samples: dict[str, tuple[list, list]] = {n: ([], []) for n in impls}
+    for name in in_rotation(impls, rounds):
+        samples[name][0].append(median_ms(impls[name], flush, reps) * 1e3)
+        samples[name][1].append(kernel_us(impls[name], flush, kernel_reps))
     return samples
 
 
@@ -158,6 +165,44 @@ def rounds_faster(ours: list[float], theirs: list[float]) -> int:
     return sum(a < b for a, b in zip(ours, theirs, strict=True))
 
 
+def implementations(kernels, x, residual, weight, out) -> dict:
+    """{name: a call with no arguments} for each implementation on these tensors (`kernels`:
+    from `load_kernels`); the CUDA kernel writes `out`, the others return their output."""
+    return {
+        "cuda": lambda: kernels["cuda"](out, residual, x, weight, EPS, False),
+        "triton": lambda: kernels["triton"](x, residual, weight, EPS),
+        "torch_eager": lambda: torch_eager(x, residual, weight),
+        "torch_compile": lambda: kernels["compiled"](x, residual, weight),
+    }
+
+
+def compiled_torch():
+    """torch.compile of the eager op, one graph per shape, each specialized to its shape:
+    without dynamic=False, dynamo recompiles the second shape it sees with symbolic sizes, and
+    every later shape runs that generic kernel (1.6x slower at 16384 x 8192 on an H200)."""
+    import torch
+
+    torch._dynamo.config.cache_size_limit = 64
+    return torch.compile(torch_eager, dynamic=False)
+
+
+def load_kernels(build: str) -> dict:
+    """The bf16 CUDA kernel (built into `build` for this GPU), the Triton kernel and
+    `compiled_torch()`, as `implementations` takes them."""
+    import torch
+    import tvm_ffi
+    from reference_support import compile_reference
+
+    major, minor = torch.cuda.get_device_capability()
+    compile_reference(major * 10 + minor, build, shared=True)
+    module = tvm_ffi.load_module(os.path.join(build, "fused_add_rmsnorm.so"))
+    return {
+        "cuda": module.fused_add_rmsnorm_bf16,
+        "triton": load_triton().fused_add_rmsnorm,
+        "compiled": compiled_torch(),
+    }
+
+
 def measure_shape(rows, hidden, kernels, flush, reps):
     import torch
 
@@ -166,12 +211,7 @@ def measure_shape(rows, hidden, kernels, flush, reps):
     weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
     out = torch.empty_like(x)
     nbytes = 4 * rows * hidden * 2 + hidden * 2
-    impls = {
-        "cuda": lambda: kernels["cuda"](out, residual, x, weight, EPS, False),
-        "triton": lambda: kernels["triton"](x, residual, weight, EPS),
-        "torch_eager": lambda: torch_eager(x, residual, weight),
-        "torch_compile": lambda: kernels["compiled"](x, residual, weight),
-    }
+    impls = implementations(kernels, x, residual, weight, out)
     row = {"rows": rows, "hidden": hidden, "rounds": BENCH_ROUNDS}
     samples = rotating_samples(impls, flush, reps, rounds=BENCH_ROUNDS)
     for name, fn in impls.items():
@@ -206,24 +246,12 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    import tvm_ffi
-    from reference_support import compile_reference
 
     reps = 30 if args.quick else 200
-    major, minor = torch.cuda.get_device_capability()
-    build = os.path.join(args.out, "build")
-    compile_reference(major * 10 + minor, build, shared=True)
-    cuda = tvm_ffi.load_module(os.path.join(build, "fused_add_rmsnorm.so")).fused_add_rmsnorm_bf16
-    triton_ref = load_triton()
-    # One graph per benchmarked shape, each specialized to its shape: without dynamic=False,
-    # dynamo recompiles the second shape it sees with symbolic sizes, and every later shape runs
-    # that generic kernel (1.6x slower at 16384 x 8192 on an H200).
-    torch._dynamo.config.cache_size_limit = 64
-    compiled = torch.compile(torch_eager, dynamic=False)
+    kernels = load_kernels(os.path.join(args.out, "build"))
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
 
     copy_gbs = copy_bandwidth(flush, reps)
-    kernels = {"cuda": cuda, "triton": triton_ref.fused_add_rmsnorm, "compiled": compiled}
     rows_out = []
     for hidden in HIDDEN:
         for rows in ROWS:

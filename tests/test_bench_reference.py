@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "bench"))
 
-from reference_kernels import rounds_faster  # noqa: E402
+from reference_kernels import EPS, implementations, in_rotation, rounds_faster  # noqa: E402
 from reference_sweep import parse_shapes  # noqa: E402
 
 
@@ -35,3 +35,26 @@ def test_a_malformed_shape_is_an_argument_error_that_quotes_it(text):
     with pytest.raises(argparse.ArgumentTypeError, match="ROWSxHIDDEN") as err:
         parse_shapes(text)
     assert repr(text) in str(err.value)
+
+
+def test_rotation_measures_each_name_once_per_round_starting_one_later_each_round():
+    order = list(in_rotation({"a": 1, "b": 2, "c": 3}, 4))
+    assert order == ["a", "b", "c", "b", "c", "a", "c", "a", "b", "a", "b", "c"]
+
+
+def test_implementations_pass_each_kernel_its_own_argument_order():
+    calls = []
+
+    def recorder(name):
+        return lambda *args: calls.append((name, args))
+
+    kernels = {name: recorder(name) for name in ("cuda", "triton", "compiled")}
+    impls = implementations(kernels, "x", "residual", "weight", "out")
+    assert list(impls) == ["cuda", "triton", "torch_eager", "torch_compile"]
+    for name in ("cuda", "triton", "torch_compile"):
+        impls[name]()
+    assert calls == [
+        ("cuda", ("out", "residual", "x", "weight", EPS, False)),
+        ("triton", ("x", "residual", "weight", EPS)),
+        ("compiled", ("x", "residual", "weight")),
+    ]

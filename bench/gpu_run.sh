@@ -22,6 +22,6 @@ if [[ "$what" == tests || "$what" == all ]]; then
     2>&1 | tee "$OUT/gpu_tests.txt" | tail -5
 fi
 if [[ "$what" == bench || "$what" == all ]]; then
-  python bench/reference_kernels.py --out "$OUT" 2>&1 | tee "$OUT/bench.txt" | tail -16
+  python bench/reference_kernels.py --out "$OUT" 2>&1 | tee "$OUT/bench.txt" | tail -32
   python bench/reference_back_to_back.py --out "$OUT" 2>&1 | tee "$OUT/back_to_back.txt" | tail -7
 fi

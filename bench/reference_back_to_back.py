@@ -2,14 +2,15 @@
 
     python bench/reference_back_to_back.py [--out DIR] [--shapes 256x4096,16384x4096,...]
 
-`bench/reference_kernels.py` times each call alone: L2 flushed, GPU spinning, one call between
-two events. Here N calls run back to back with nothing between them: each call has its own
-x, residual and out (N sets of buffers, rotated so that the L2 cannot hold them; N from 64
-down to 8 for large shapes), all N are enqueued while the GPU spins, and the time between two
-events around them, divided by N, is the time per call. It includes what the kernel leaves
-to do after its last CTA exits (its stores draining), which the kernel time alone (CUPTI)
-does not. Medians of 7 rounds in a rotating order, in us per call, for the CUDA kernel, the
-Triton kernel and torch.compile, and the rounds in which the CUDA kernel was faster.
+`bench/reference_kernels.py` times each call alone: GPU spinning, one call between two events,
+on fresh inputs or after an L2 flush. Here N calls run back to back with nothing between them:
+each call has its own x, residual and out (N sets of buffers, rotated so that the L2 cannot
+hold them; N from 64 down to 8 for large shapes), all N are enqueued while the GPU spins, and
+the time between two events around them, divided by N, is the time per call. It includes what
+the kernel leaves to do after its last CTA exits (its stores draining), which the kernel time
+alone (CUPTI) does not. Medians of 7 rounds in a rotating order, in us per call, for the CUDA
+kernel, the Triton kernel and torch.compile, and the rounds in which the CUDA kernel was
+faster.
 
 Ported from the session 9 probe whose figures are in docs/benchmarks.md (same measurement).
 """

@@ -5,7 +5,18 @@
 For rows in 1, 16, 256, 4096, 16384 and hidden in 4096, 8192: achieved bandwidth of the CUDA
 kernel, the Triton kernel, torch eager and torch.compile, next to the device's measured
 device-to-device copy bandwidth. Each time is the median of many runs measured with CUDA
-events; before every run the L2 cache is flushed (a 512 MiB write), so inputs come from HBM.
+events, the GPU kept busy before each run so that host overhead is hidden. The L2 cache is
+defeated two ways, each with its own table:
+
+- fresh inputs (the main table): every run reads its own x and residual, the next of K
+  pairs of buffers (K from 2 up, at least 128 MiB per tensor over the K), so the inputs of a
+  run were last touched K runs earlier, and more than the L2 holds has been touched since.
+  The output is one buffer: the CUDA kernel's `out`, and for the others the block that the
+  caching allocator returns for their output on every call. What the L2 holds is what the
+  previous runs wrote, as in a stream of calls.
+- flushed L2: one set of buffers; before every run a 512 MiB write evicts them, which leaves
+  the L2 full of dirty lines that are not the kernel's.
+
 The implementations are measured in 8 rounds, in a rotating order (the first one measured
 after a change of state measures slower), and the median over the rounds is reported.
 Next to it, each implementation's kernel time alone (CUPTI, through torch.profiler), and in
@@ -33,6 +44,11 @@ ROUNDS = 4  # each implementation measured once in each position
 BENCH_ROUNDS = 8  # the benchmark's four implementations: twice in each position
 HIDDEN = (4096, 8192)
 EPS = 1e-6
+POOL_BYTES = 128 << 20  # fresh inputs: the least each of x and residual spans over K sets
+# GPU spin before each run, in clock cycles, long enough to cover the host's launch path:
+# after a flush (itself ~150 us of GPU time) ~100 us; with fresh inputs nothing else covers
+# it, and torch eager's ~140 us of host time per call would otherwise be measured.
+SPIN_CYCLES = {"flush": 200_000, "fresh": 1_000_000}
 
 
 def load_triton():
@@ -53,8 +69,9 @@ def torch_eager(x, residual, weight):
 
 
 def median_ms(fn, flush, reps):
-    """Median GPU time of `fn` in ms. Before each run the L2 is flushed and the GPU is kept
-    busy (~100 us spin) so that the host-side launch path of every implementation (Python,
+    """Median GPU time of `fn` in ms. Before each run the L2 is flushed (unless `flush` is
+    None: `fn` then brings its own fresh inputs, see `cycling`) and the GPU is kept busy
+    (a spin of `SPIN_CYCLES`) so that the host-side launch path of every implementation (Python,
     argument conversion, validation) is hidden: this measures the kernels, not the launchers.
     Host overhead is measured separately by `host_us`."""
     import torch
@@ -64,9 +81,11 @@ def median_ms(fn, flush, reps):
     for _ in range(5):  # warm-up (compilation, caches)
         fn()
     torch.cuda.synchronize()
+    spin = SPIN_CYCLES["fresh" if flush is None else "flush"]
     for i in range(reps):
-        flush.zero_()
-        torch.cuda._sleep(200_000)
+        if flush is not None:
+            flush.zero_()
+        torch.cuda._sleep(spin)
         start[i].record()
         fn()
         end[i].record()
@@ -77,39 +96,47 @@ def median_ms(fn, flush, reps):
 def kernel_us(fn, flush, reps=60):
     """Median duration of the kernels `fn` launches, from CUPTI (torch.profiler), at the GPU's
     running clocks: the kernel alone, without the ~1 us between a launch and the kernel's start
-    that CUDA events include for every implementation alike. Same L2 flush and spin before each
-    run as `median_ms`."""
+    that CUDA events include for every implementation alike. Same L2 flush (or none, as in
+    `median_ms`) and spin before each run as `median_ms`."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
+    spin = SPIN_CYCLES["fresh" if flush is None else "flush"]
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(reps):
-            flush.zero_()
-            torch.cuda._sleep(200_000)
+            if flush is not None:
+                flush.zero_()
+            torch.cuda._sleep(spin)
             fn()
         torch.cuda.synchronize()
     events = sorted(
         (e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
         key=lambda e: e.time_range.start,
     )
-    # Each run: the flush (a fill kernel), a spin, then the implementation's kernels.
+    runs = run_durations((e.name, e.time_range.end - e.time_range.start) for e in events)
+    return statistics.median(runs) if runs else float("nan")
+
+
+def run_durations(kernels) -> list[float]:
+    """The GPU time of each run, from (kernel name, duration) in launch order. Each run is
+    [a flush (a fill kernel)], a spin, then the implementation's kernels: a run ends at the
+    next fill or spin, or at the end; kernels before the first spin are not counted."""
     runs, current, after_spin = [], 0.0, False
-    for e in events:
-        name = e.name.lower()
-        if "spin_kernel" in name:
-            after_spin, current = True, 0.0
-        elif "fill" in name:  # the next run's flush: this run is complete
-            if after_spin:
-                runs.append(current)
-            after_spin = False
+    for name, duration in kernels:
+        name = name.lower()
+        boundary = "spin_kernel" in name or "fill" in name
+        if boundary and after_spin:
+            runs.append(current)
+        if boundary:
+            after_spin, current = "spin_kernel" in name, 0.0
         elif after_spin:
-            current += e.time_range.end - e.time_range.start
+            current += duration
     if after_spin:
         runs.append(current)
-    return statistics.median(runs) if runs else float("nan")
+    return runs
 
 
 def host_us(fn, reps=200):
@@ -176,6 +203,29 @@ def implementations(kernels, x, residual, weight, out) -> dict:
     }
 
 
+def fresh_sets(rows, hidden, pool_bytes=POOL_BYTES) -> int:
+    """How many pairs of (x, residual) buffers the fresh-input runs rotate through: enough
+    that each tensor spans at least `pool_bytes` over the pairs, and at least 2."""
+    per_set = rows * hidden * 2
+    return max(2, -(-pool_bytes // per_set))
+
+
+def cycling(calls):
+    """A call with no arguments that runs calls[0], calls[1], ... in turn, from the start again
+    after the last (each on its own buffers: fresh inputs for every run)."""
+    calls = list(calls)
+    if not calls:
+        raise ValueError("nothing to cycle through")
+    state = {"next": 0}
+
+    def call():
+        i = state["next"]
+        state["next"] = (i + 1) % len(calls)
+        return calls[i]()
+
+    return call
+
+
 def compiled_torch():
     """torch.compile of the eager op, one graph per shape, each specialized to its shape:
     without dynamic=False, dynamo recompiles the second shape it sees with symbolic sizes, and
@@ -204,29 +254,47 @@ def load_kernels(build: str) -> dict:
 
 
 def measure_shape(rows, hidden, kernels, flush, reps):
+    """One shape's row of both tables: fresh inputs (keys `fresh_<name>_us`, ...) and the
+    flushed L2 (keys `<name>_us`, ...)."""
     import torch
+
+    weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
+    nbytes = 4 * rows * hidden * 2 + hidden * 2
+    row = {"rows": rows, "hidden": hidden, "rounds": BENCH_ROUNDS}
+
+    sets = fresh_sets(rows, hidden)
+    pools = [torch.randn(sets, rows, hidden, dtype=torch.bfloat16, device="cuda") for _ in "xr"]
+    out = torch.empty(rows, hidden, dtype=torch.bfloat16, device="cuda")
+    per_set = [implementations(kernels, pools[0][i], pools[1][i], weight, out) for i in range(sets)]
+    fresh = {name: cycling(calls[name] for calls in per_set) for name in per_set[0]}
+    row["fresh_sets"] = sets
+    samples = rotating_samples(fresh, None, reps, rounds=BENCH_ROUNDS)
+    _summarize(row, "fresh_", samples, nbytes)
+    del pools, per_set, fresh
 
     x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
     residual = torch.randn_like(x)
-    weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
-    out = torch.empty_like(x)
-    nbytes = 4 * rows * hidden * 2 + hidden * 2
     impls = implementations(kernels, x, residual, weight, out)
-    row = {"rows": rows, "hidden": hidden, "rounds": BENCH_ROUNDS}
     samples = rotating_samples(impls, flush, reps, rounds=BENCH_ROUNDS)
-    for name, fn in impls.items():
-        us, kern = (statistics.median(v) for v in samples[name])
-        row[name + "_us"] = us
-        row[name + "_kernel_us"] = kern
-        row[name + "_gbs"] = nbytes / (us * 1e-6) / 1e9
-        if rows == 1:
+    _summarize(row, "", samples, nbytes)
+    if rows == 1:
+        for name, fn in impls.items():
             row[name + "_host_us"] = host_us(fn)
-    # The rounds in which the CUDA kernel beat torch.compile, by events and by kernel time.
+    return row
+
+
+def _summarize(row, prefix, samples, nbytes):
+    """Medians over the rounds, bandwidth, and the rounds in which the CUDA kernel beat
+    torch.compile (by events and by kernel time), into `row` under `prefix`."""
+    for name, (us, kern) in samples.items():
+        us, kern = statistics.median(us), statistics.median(kern)
+        row[prefix + name + "_us"] = us
+        row[prefix + name + "_kernel_us"] = kern
+        row[prefix + name + "_gbs"] = nbytes / (us * 1e-6) / 1e9
     for i, kind in enumerate(("events", "kernel")):
-        row["cuda_faster_rounds_" + kind] = rounds_faster(
+        row[prefix + "cuda_faster_rounds_" + kind] = rounds_faster(
             samples["cuda"][i], samples["torch_compile"][i]
         )
-    return row
 
 
 def copy_bandwidth(flush, reps):
@@ -237,6 +305,34 @@ def copy_bandwidth(flush, reps):
     dst = torch.empty_like(src)
     ms = median_ms(lambda: dst.copy_(src), flush, reps)
     return 2 * n / (ms * 1e-3) / 1e9
+
+
+def table(rows_out, copy_gbs, prefix) -> list[str]:
+    """The markdown table of one method (`prefix`: "fresh_" or "" for the flushed L2)."""
+    lines = [
+        "| rows x hidden | CUDA | Triton | torch eager | torch.compile | CUDA % of copy "
+        "| CUDA vs compile | kernel time: CUDA / Triton / compile (us) "
+        "| rounds CUDA faster: events, kernel |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows_out:
+        cells = [
+            f"{r[prefix + k + '_gbs']:.0f} GB/s ({r[prefix + k + '_us']:.1f} us)"
+            for k in ("cuda", "triton", "torch_eager", "torch_compile")
+        ]
+        pct = 100 * r[prefix + "cuda_gbs"] / copy_gbs
+        speedup = r[prefix + "torch_compile_us"] / r[prefix + "cuda_us"]
+        kernel = " / ".join(
+            f"{r[prefix + k + '_kernel_us']:.2f}" for k in ("cuda", "triton", "torch_compile")
+        )
+        lines.append(
+            f"| {r['rows']} x {r['hidden']} | "
+            + " | ".join(cells)
+            + f" | {pct:.0f}% | {speedup:.2f}x | {kernel} "
+            + f"| {r[prefix + 'cuda_faster_rounds_events']}/{r['rounds']}, "
+            + f"{r[prefix + 'cuda_faster_rounds_kernel']}/{r['rounds']} |"
+        )
+    return lines
 
 
 def main() -> None:
@@ -260,29 +356,11 @@ def main() -> None:
             print(json.dumps(row), flush=True)
 
     device = torch.cuda.get_device_name()
-    lines = [
-        f"device: {device}; torch {torch.__version__}; copy bandwidth {copy_gbs:.0f} GB/s",
-        "",
-        "| rows x hidden | CUDA | Triton | torch eager | torch.compile | CUDA % of copy "
-        "| CUDA vs compile | kernel time: CUDA / Triton / compile (us) "
-        "| rounds CUDA faster: events, kernel |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows_out:
-        cells = [
-            f"{r[k + '_gbs']:.0f} GB/s ({r[k + '_us']:.1f} us)"
-            for k in ("cuda", "triton", "torch_eager", "torch_compile")
-        ]
-        pct = 100 * r["cuda_gbs"] / copy_gbs
-        speedup = r["torch_compile_us"] / r["cuda_us"]
-        lines.append(
-            f"| {r['rows']} x {r['hidden']} | "
-            + " | ".join(cells)
-            + f" | {pct:.0f}% | {speedup:.2f}x | "
-            + " / ".join(f"{r[k + '_kernel_us']:.2f}" for k in ("cuda", "triton", "torch_compile"))
-            + f" | {r['cuda_faster_rounds_events']}/{r['rounds']}, "
-            + f"{r['cuda_faster_rounds_kernel']}/{r['rounds']} |"
-        )
+    lines = [f"device: {device}; torch {torch.__version__}; copy bandwidth {copy_gbs:.0f} GB/s"]
+    lines += ["", "Fresh inputs (each run on the next of K sets of buffers):", ""]
+    lines += table(rows_out, copy_gbs, "fresh_")
+    lines += ["", "Flushed L2 (one set of buffers, a 512 MiB write before each run):", ""]
+    lines += table(rows_out, copy_gbs, "")
     first = next(r for r in rows_out if r["rows"] == 1)
     lines += [
         "",
@@ -292,11 +370,11 @@ def main() -> None:
             for k in ("cuda", "triton", "torch_eager", "torch_compile")
         ),
     ]
-    table = "\n".join(lines)
-    print(table)
+    text = "\n".join(lines)
+    print(text)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "reference_bench.md"), "w") as fh:
-        fh.write(table + "\n")
+        fh.write(text + "\n")
     with open(os.path.join(args.out, "reference_bench.json"), "w") as fh:
         json.dump({"device": device, "copy_gbs": copy_gbs, "rows": rows_out}, fh, indent=1)
 

@@ -10,7 +10,17 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "bench"))
 
-from reference_kernels import EPS, implementations, in_rotation, rounds_faster  # noqa: E402
+from reference_kernels import (  # noqa: E402
+    EPS,
+    POOL_BYTES,
+    cycling,
+    fresh_sets,
+    implementations,
+    in_rotation,
+    rounds_faster,
+    run_durations,
+    table,
+)
 from reference_sweep import parse_shapes  # noqa: E402
 
 
@@ -58,3 +68,59 @@ def test_implementations_pass_each_kernel_its_own_argument_order():
         ("triton", ("x", "residual", "weight", EPS)),
         ("compiled", ("x", "residual", "weight")),
     ]
+
+
+def test_fresh_inputs_span_the_pool_size_and_rotate_at_least_two_sets():
+    # 1 x 4096 bf16 is 8 KiB per tensor: 128 MiB / 8 KiB sets.
+    assert fresh_sets(1, 4096) == POOL_BYTES // 8192
+    # A shape that does not divide the pool rounds up, so that the pool is at least covered.
+    assert fresh_sets(3, 4096) * 3 * 4096 * 2 >= POOL_BYTES > (fresh_sets(3, 4096) - 1) * 24576
+    # Larger than the pool: still two sets, so that no run reads what the last one wrote.
+    assert fresh_sets(16384, 8192) == 2
+    assert fresh_sets(4096, 8192, pool_bytes=64 << 20) == 2
+
+
+def test_cycling_runs_each_call_in_turn_and_starts_over():
+    seen = []
+    call = cycling(lambda i=i: seen.append(i) or i for i in range(3))
+    assert [call() for _ in range(7)] == [0, 1, 2, 0, 1, 2, 0]
+    assert seen == [0, 1, 2, 0, 1, 2, 0]
+    with pytest.raises(ValueError, match="nothing"):
+        cycling([])
+
+
+def test_runs_are_split_at_each_spin_with_or_without_a_flush():
+    flushed = [
+        ("vectorized_elementwise_kernel<FillFunctor>", 90.0),
+        ("spin_kernel", 100.0),
+        ("fused_add_rmsnorm_kernel", 3.0),
+        ("at::fill (FillFunctor)", 90.0),
+        ("spin_kernel", 100.0),
+        ("triton_red_fused_0", 2.0),
+        ("other", 0.5),
+    ]
+    assert run_durations(flushed) == [3.0, 2.5]
+    fresh = [("spin_kernel", 1.0), ("k", 3.0), ("spin_kernel", 1.0), ("k", 4.0), ("j", 1.0)]
+    assert run_durations(fresh) == [3.0, 5.0]
+    # Kernels before the first spin (a warm-up) are not a run.
+    assert run_durations([("k", 9.0), ("spin_kernel", 1.0), ("k", 2.0)]) == [2.0]
+    assert run_durations([]) == []
+
+
+def test_each_table_reads_its_own_method_keys():
+    names = ("cuda", "triton", "torch_eager", "torch_compile")
+    row = {"rows": 256, "hidden": 4096, "rounds": 8}
+    for prefix, us in (("fresh_", 5.0), ("", 6.0)):
+        for k in names:
+            row[prefix + k + "_us"] = us if k == "cuda" else 2 * us
+            row[prefix + k + "_kernel_us"] = us / 2
+            row[prefix + k + "_gbs"] = 1000.0 / row[prefix + k + "_us"]
+        row[prefix + "cuda_faster_rounds_events"] = 7 if prefix else 1
+        row[prefix + "cuda_faster_rounds_kernel"] = 6 if prefix else 0
+    fresh, flushed = table([row], 400.0, "fresh_"), table([row], 400.0, "")
+    assert fresh[2] == (
+        "| 256 x 4096 | 200 GB/s (5.0 us) | 100 GB/s (10.0 us) | 100 GB/s (10.0 us) "
+        "| 100 GB/s (10.0 us) | 50% | 2.00x | 2.50 / 2.50 / 2.50 | 7/8, 6/8 |"
+    )
+    assert flushed[2].startswith("| 256 x 4096 | 167 GB/s (6.0 us) |")
+    assert flushed[2].endswith("| 42% | 2.00x | 3.00 / 3.00 / 3.00 | 1/8, 0/8 |")

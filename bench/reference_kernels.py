@@ -357,7 +357,11 @@ def main() -> None:
 
     device = torch.cuda.get_device_name()
     lines = [f"device: {device}; torch {torch.__version__}; copy bandwidth {copy_gbs:.0f} GB/s"]
-    lines += ["", "Fresh inputs (each run on the next of K sets of buffers):", ""]
+    lines += [
+        "",
+        "Fresh inputs (each run reads the next of K (x, residual) pairs; one output buffer):",
+        "",
+    ]
     lines += table(rows_out, copy_gbs, "fresh_")
     lines += ["", "Flushed L2 (one set of buffers, a 512 MiB write before each run):", ""]
     lines += table(rows_out, copy_gbs, "")

@@ -1,15 +1,15 @@
 """Sweep the reference CUDA kernel's instantiations on a GPU, to choose the launcher's policy.
 
-    python bench/reference_sweep.py [--out DIR] [--shapes 16384x4096,65536x8192,...]
+    python bench/reference_sweep.py [--out DIR] [--shapes 16384x4096,...] [--l2 fresh|flush]
 
 For bf16 rows x hidden shapes, times every instantiation (one-pass with 1, 2 or 4 16-byte
 vectors per thread, with or without prefetch; two-pass with 1, 2 or 4) next to
 torch.compile (specialized to the shape), with the same method as bench/reference_kernels.py
-(L2 flushed before each run; CUDA events and the kernels' own CUPTI time; ROUNDS rounds, the
-variants in a rotating order in each, since what is measured first after a change of state
-measures slower; median over the rounds). Every variant is first checked against eager torch
-on the shape. Prints one line per shape: `[kernel us, event us]` for each variant, the fastest
-kernel time marked.
+(fresh inputs for each run, or the L2 flushed before each run with `--l2 flush`; CUDA events
+and the kernels' own CUPTI time; ROUNDS rounds, the variants in a rotating order in each,
+since what is measured first after a change of state measures slower; median over the
+rounds). Every variant is first checked against eager torch on the shape. Prints one line
+per shape: `[kernel us, event us]` for each variant, and the fastest variant by each.
 """
 
 from __future__ import annotations
@@ -144,10 +144,22 @@ def main() -> None:
         default=SHAPES,
         help="comma-separated ROWSxHIDDEN (default: the benchmark's shapes)",
     )
+    ap.add_argument(
+        "--l2",
+        choices=("fresh", "flush"),
+        default="fresh",
+        help="how each run avoids the L2, as the benchmark's two tables (default: fresh inputs)",
+    )
     args = ap.parse_args()
     import torch
     import tvm_ffi
-    from reference_kernels import compiled_torch, rotating_medians, torch_eager
+    from reference_kernels import (
+        compiled_torch,
+        cycling,
+        fresh_sets,
+        rotating_medians,
+        torch_eager,
+    )
     from reference_support import compile_reference, instantiations_wrapper
 
     wrapper = instantiations_wrapper(
@@ -160,11 +172,8 @@ def main() -> None:
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     compiled = compiled_torch()
     results = []
-    for rows, hidden in args.shapes:
-        x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
-        residual = torch.randn_like(x)
-        weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
-        out = torch.empty_like(x)
+
+    def calls_for(hidden, x, residual, weight, out):
         calls = {}
         for name, (v, _, _) in VARIANT_SPECS.items():
             if -(-hidden // 8 // v) <= 1024:
@@ -173,15 +182,36 @@ def main() -> None:
             for name in ("hinted", "raw"):
                 calls[name] = _bind(getattr(module, f"sweep_{name}"), out, residual, x, weight)
         calls["compile"] = functools.partial(compiled, x, residual, weight)
+        return calls
+
+    for rows, hidden in args.shapes:
+        x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
+        residual = torch.randn_like(x)
+        weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
+        out = torch.empty_like(x)
+        calls = calls_for(hidden, x, residual, weight, out)
         _check(calls, out, residual, x, weight, torch_eager)
-        medians = rotating_medians(calls, flush, 30, kernel_reps=30)
+        if args.l2 == "fresh":
+            # As the benchmark's main table: the next of K (x, residual) pairs per run.
+            sets = fresh_sets(rows, hidden)
+            pools = [torch.randn(sets, rows, hidden, dtype=x.dtype, device="cuda") for _ in "xr"]
+            per_set = [
+                calls_for(hidden, pools[0][i], pools[1][i], weight, out) for i in range(sets)
+            ]
+            calls = {name: cycling(c[name] for c in per_set) for name in calls}
+            medians = rotating_medians(calls, None, 30, kernel_reps=30)
+            del pools, per_set
+        else:
+            medians = rotating_medians(calls, flush, 30, kernel_reps=30)
         row = {"rows": rows, "hidden": hidden}
         for name, (us, kern) in medians.items():
             row[name] = [round(kern, 2), round(us, 2)]
-        best = min((k for k in row if k in VARIANT_SPECS), key=lambda k: row[k][0])
-        print(json.dumps(row), "best:", best, flush=True)
+        variants = [k for k in row if k in VARIANT_SPECS]
+        best_kernel = min(variants, key=lambda k: row[k][0])
+        best_events = min(variants, key=lambda k: row[k][1])
+        print(json.dumps(row), "best kernel:", best_kernel, "events:", best_events, flush=True)
         results.append(row)
-    with open(os.path.join(args.out, "sweep.json"), "w") as fh:
+    with open(os.path.join(args.out, f"sweep_{args.l2}.json"), "w") as fh:
         json.dump(results, fh, indent=1)
 
 

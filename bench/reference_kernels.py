@@ -226,6 +226,18 @@ def cycling(calls):
     return call
 
 
+def fresh_calls(rows, hidden, calls_for, device="cuda", pool_bytes=POOL_BYTES) -> dict:
+    """{name: a call with no arguments that runs on the next (x, residual) pair each time}:
+    `fresh_sets` pairs of bf16 buffers, and `calls_for(x, residual)` gives one pair's calls,
+    {name: call}. The buffers live as long as the calls do."""
+    import torch
+
+    sets = fresh_sets(rows, hidden, pool_bytes)
+    pools = [torch.randn(sets, rows, hidden, dtype=torch.bfloat16, device=device) for _ in "xr"]
+    per_set = [calls_for(pools[0][i], pools[1][i]) for i in range(sets)]
+    return {name: cycling(calls[name] for calls in per_set) for name in per_set[0]}
+
+
 def compiled_torch():
     """torch.compile of the eager op, one graph per shape, each specialized to its shape:
     without dynamic=False, dynamo recompiles the second shape it sees with symbolic sizes, and
@@ -262,15 +274,12 @@ def measure_shape(rows, hidden, kernels, flush, reps):
     nbytes = 4 * rows * hidden * 2 + hidden * 2
     row = {"rows": rows, "hidden": hidden, "rounds": BENCH_ROUNDS}
 
-    sets = fresh_sets(rows, hidden)
-    pools = [torch.randn(sets, rows, hidden, dtype=torch.bfloat16, device="cuda") for _ in "xr"]
     out = torch.empty(rows, hidden, dtype=torch.bfloat16, device="cuda")
-    per_set = [implementations(kernels, pools[0][i], pools[1][i], weight, out) for i in range(sets)]
-    fresh = {name: cycling(calls[name] for calls in per_set) for name in per_set[0]}
-    row["fresh_sets"] = sets
+    fresh = fresh_calls(rows, hidden, lambda x, r: implementations(kernels, x, r, weight, out))
+    row["fresh_sets"] = fresh_sets(rows, hidden)
     samples = rotating_samples(fresh, None, reps, rounds=BENCH_ROUNDS)
     _summarize(row, "fresh_", samples, nbytes)
-    del pools, per_set, fresh
+    del fresh
 
     x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
     residual = torch.randn_like(x)

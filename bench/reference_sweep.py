@@ -153,13 +153,7 @@ def main() -> None:
     args = ap.parse_args()
     import torch
     import tvm_ffi
-    from reference_kernels import (
-        compiled_torch,
-        cycling,
-        fresh_sets,
-        rotating_medians,
-        torch_eager,
-    )
+    from reference_kernels import compiled_torch, fresh_calls, rotating_medians, torch_eager
     from reference_support import compile_reference, instantiations_wrapper
 
     wrapper = instantiations_wrapper(
@@ -173,7 +167,7 @@ def main() -> None:
     compiled = compiled_torch()
     results = []
 
-    def calls_for(hidden, x, residual, weight, out):
+    def calls_for(hidden, weight, out, x, residual):
         calls = {}
         for name, (v, _, _) in VARIANT_SPECS.items():
             if -(-hidden // 8 // v) <= 1024:
@@ -189,18 +183,12 @@ def main() -> None:
         residual = torch.randn_like(x)
         weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
         out = torch.empty_like(x)
-        calls = calls_for(hidden, x, residual, weight, out)
+        calls = calls_for(hidden, weight, out, x, residual)
         _check(calls, out, residual, x, weight, torch_eager)
         if args.l2 == "fresh":
             # As the benchmark's main table: the next of K (x, residual) pairs per run.
-            sets = fresh_sets(rows, hidden)
-            pools = [torch.randn(sets, rows, hidden, dtype=x.dtype, device="cuda") for _ in "xr"]
-            per_set = [
-                calls_for(hidden, pools[0][i], pools[1][i], weight, out) for i in range(sets)
-            ]
-            calls = {name: cycling(c[name] for c in per_set) for name in calls}
+            calls = fresh_calls(rows, hidden, functools.partial(calls_for, hidden, weight, out))
             medians = rotating_medians(calls, None, 30, kernel_reps=30)
-            del pools, per_set
         else:
             medians = rotating_medians(calls, flush, 30, kernel_reps=30)
         row = {"rows": rows, "hidden": hidden}

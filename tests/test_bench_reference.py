@@ -14,6 +14,7 @@ from reference_kernels import (  # noqa: E402
     EPS,
     POOL_BYTES,
     cycling,
+    fresh_calls,
     fresh_sets,
     implementations,
     in_rotation,
@@ -87,6 +88,29 @@ def test_cycling_runs_each_call_in_turn_and_starts_over():
     assert seen == [0, 1, 2, 0, 1, 2, 0]
     with pytest.raises(ValueError, match="nothing"):
         cycling([])
+
+
+def test_fresh_calls_give_each_run_the_next_pair_of_its_own_buffers():
+    torch = pytest.importorskip("torch")
+    seen = []
+
+    def calls_for(x, residual):
+        return {"a": lambda: seen.append(("a", x, residual)), "b": lambda: seen.append(("b", x))}
+
+    # 2 x 8 bf16 is 32 bytes per tensor: 96 bytes make 3 pairs.
+    calls = fresh_calls(2, 8, calls_for, device="cpu", pool_bytes=96)
+    assert sorted(calls) == ["a", "b"]
+    for _ in range(4):
+        calls["a"]()
+    xs = [x for _, x, _ in seen]
+    assert all(x.shape == (2, 8) and x.is_contiguous() and x.dtype == torch.bfloat16 for x in xs)
+    pointers = [x.data_ptr() for x in xs]
+    assert len(set(pointers[:3])) == 3 and pointers[3] == pointers[0]
+    residuals = {r.data_ptr() for _, _, r in seen}
+    assert len(residuals) == 3 and not residuals & set(pointers)
+    # Each name keeps its own place in the rotation.
+    calls["b"]()
+    assert seen[-1][1].data_ptr() == pointers[0]
 
 
 def test_runs_are_split_at_each_spin_with_or_without_a_flush():

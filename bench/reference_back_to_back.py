@@ -27,13 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 sys.path.insert(0, HERE)
 
-from reference_kernels import (  # noqa: E402
-    implementations,
-    in_rotation,
-    load_kernels,
-    rounds_faster,
-)
+from reference_kernels import implementations, load_kernels, rounds_faster  # noqa: E402
 from reference_sweep import parse_shapes  # noqa: E402
+from rotation import in_rotation  # noqa: E402
 
 SHAPES = [(16, 4096), (256, 4096), (256, 8192), (4096, 4096), (16384, 4096)]
 ROUNDS = 7

@@ -38,6 +38,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, HERE)
+
+from rotation import in_rotation  # noqa: E402
 
 ROWS = (1, 16, 256, 4096, 16384)
 ROUNDS = 4  # each implementation measured once in each position
@@ -68,6 +71,16 @@ def torch_eager(x, residual, weight):
     return (zf * torch.rsqrt(zf.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()).to(x.dtype)
 
 
+def _before_run(flush):
+    """What precedes every timed run: the L2 flush (unless `flush` is None, for fresh inputs),
+    then the GPU spin."""
+    import torch
+
+    if flush is not None:
+        flush.zero_()
+    torch.cuda._sleep(SPIN_CYCLES["fresh" if flush is None else "flush"])
+
+
 def median_ms(fn, flush, reps):
     """Median GPU time of `fn` in ms. Before each run the L2 is flushed (unless `flush` is
     None: `fn` then brings its own fresh inputs, see `cycling`) and the GPU is kept busy
@@ -81,11 +94,8 @@ def median_ms(fn, flush, reps):
     for _ in range(5):  # warm-up (compilation, caches)
         fn()
     torch.cuda.synchronize()
-    spin = SPIN_CYCLES["fresh" if flush is None else "flush"]
     for i in range(reps):
-        if flush is not None:
-            flush.zero_()
-        torch.cuda._sleep(spin)
+        _before_run(flush)
         start[i].record()
         fn()
         end[i].record()
@@ -104,12 +114,9 @@ def kernel_us(fn, flush, reps=60):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    spin = SPIN_CYCLES["fresh" if flush is None else "flush"]
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(reps):
-            if flush is not None:
-                flush.zero_()
-            torch.cuda._sleep(spin)
+            _before_run(flush)
             fn()
         torch.cuda.synchronize()
     events = sorted(
@@ -153,17 +160,6 @@ def host_us(fn, reps=200):
         times.append((time.perf_counter() - t0) * 1e6)
     torch.cuda.synchronize()
     return statistics.median(times)
-
-
-def in_rotation(names, rounds):
-    """The names in the order to measure them: each once per round, each round starting one
-    name later than the last. What runs first after a change of state measures slower (the
-    same kernel, same tensors: 3.8 us measured first, 3.1 us measured again after the others
-    at 256 x 4096), so every implementation is measured in every position."""
-    names = list(names)
-    for k in range(rounds):
-        shift = k % len(names)
-        yield from names[shift:] + names[:shift]
 
 
 def rotating_samples(impls, flush, reps, kernel_reps=60, rounds=ROUNDS):

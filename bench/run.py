@@ -7,7 +7,8 @@ Usage:
 Downloads the `sglang==0.5.23` wheel at run time (`pip download --no-deps`) unless --sglang
 points at an unpacked `sglang` package directory. Commands run side by side, alternating, with
 one warm-up each, the order rotating each round, median of --runs rounds (>= 3, default 9);
-against cpplint (about 30 s a run) 3 rounds, with --runs kernlint runs in each. Prints a table and the ratios against the targets.
+against cpplint (about 30 s a run) 3 rounds, with --runs kernlint runs in each. Prints a table
+and the ratios against the targets.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ import tempfile
 import time
 import zipfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from rotation import in_rotation  # noqa: E402
+
 KERNLINT = [sys.executable, "-m", "kernlint"]
 TARGETS = {
     "tree_ratio_ruff": 1.0,
@@ -159,12 +165,9 @@ def side_by_side(
     for cmd in cmds.values():  # warm-up (page cache, imports)
         timed(cmd, cwd)
     samples: dict[str, list[float]] = {k: [] for k in cmds}
-    keys = list(cmds)
-    for r in range(runs):
-        shift = r % len(keys)
-        for key in keys[shift:] + keys[:shift]:  # alternate, rotating the order
-            for _ in range((per_round or {}).get(key, 1)):
-                samples[key].append(timed(cmds[key], cwd))
+    for key in in_rotation(cmds, runs):
+        for _ in range((per_round or {}).get(key, 1)):
+            samples[key].append(timed(cmds[key], cwd))
     return {k: Timing(statistics.median(v), min(v), max(v)) for k, v in samples.items()}
 
 

@@ -17,12 +17,12 @@ from reference_kernels import (  # noqa: E402
     fresh_calls,
     fresh_sets,
     implementations,
-    in_rotation,
     rounds_faster,
     run_durations,
     table,
 )
 from reference_sweep import parse_shapes  # noqa: E402
+from rotation import in_rotation  # noqa: E402
 
 
 def test_rounds_faster_counts_strict_wins_round_by_round():

@@ -17,8 +17,15 @@ defeated two ways, each with its own table:
 - flushed L2: one set of buffers; before every run a 512 MiB write evicts them, which leaves
   the L2 full of dirty lines that are not the kernel's.
 
-The implementations are measured in 8 rounds, in a rotating order (the first one measured
-after a change of state measures slower), and the median over the rounds is reported.
+Where buffers lie in memory moves a bandwidth-bound kernel's time by as much as 0.3% (more for
+torch.compile's own output block at some shapes: docs/benchmarks.md, session 11). So the
+fresh-input runs also time torch.compile of the op with an `out` argument (inductor fuses the
+copy into its kernel's store: one kernel, the same source), writing the CUDA kernel's `out`
+from the same pairs: a third table compares the two kernels on the same buffers.
+
+The implementations are measured in rounds, twice as many as there are implementations, in a
+rotating order (the first one measured after a change of state measures slower), and the
+median over the rounds is reported.
 Next to it, each implementation's kernel time alone (CUPTI, through torch.profiler), and in
 how many of the rounds the CUDA kernel was faster than torch.compile, by events and by kernel
 time: a ratio of medians near 1.00x says little on its own, 8/8 or 0/8 says which is faster.
@@ -44,7 +51,6 @@ from rotation import in_rotation  # noqa: E402
 
 ROWS = (1, 16, 256, 4096, 16384)
 ROUNDS = 4  # each implementation measured once in each position
-BENCH_ROUNDS = 8  # the benchmark's four implementations: twice in each position
 HIDDEN = (4096, 8192)
 EPS = 1e-6
 POOL_BYTES = 128 << 20  # fresh inputs: the least each of x and residual spans over K sets
@@ -69,6 +75,12 @@ def torch_eager(x, residual, weight):
     residual.copy_(z)
     zf = z.float()
     return (zf * torch.rsqrt(zf.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()).to(x.dtype)
+
+
+def torch_eager_out(x, residual, weight, out):
+    """`torch_eager` writing a given `out`: what torch.compile compiles for the same-buffer
+    comparison."""
+    out.copy_(torch_eager(x, residual, weight))
 
 
 def _before_run(flush):
@@ -188,15 +200,19 @@ def rounds_faster(ours: list[float], theirs: list[float]) -> int:
     return sum(a < b for a, b in zip(ours, theirs, strict=True))
 
 
-def implementations(kernels, x, residual, weight, out) -> dict:
+def implementations(kernels, x, residual, weight, out, same_out=False) -> dict:
     """{name: a call with no arguments} for each implementation on these tensors (`kernels`:
-    from `load_kernels`); the CUDA kernel writes `out`, the others return their output."""
-    return {
+    from `load_kernels`); the CUDA kernel writes `out`, the others return their output. With
+    `same_out`, also `torch_compile_out`: torch.compile writing `out` as the CUDA kernel does."""
+    impls = {
         "cuda": lambda: kernels["cuda"](out, residual, x, weight, EPS, False),
         "triton": lambda: kernels["triton"](x, residual, weight, EPS),
         "torch_eager": lambda: torch_eager(x, residual, weight),
         "torch_compile": lambda: kernels["compiled"](x, residual, weight),
     }
+    if same_out:
+        impls["torch_compile_out"] = lambda: kernels["compiled_out"](x, residual, weight, out)
+    return impls
 
 
 def fresh_sets(rows, hidden, pool_bytes=POOL_BYTES) -> int:
@@ -234,14 +250,15 @@ def fresh_calls(rows, hidden, calls_for, device="cuda", pool_bytes=POOL_BYTES) -
     return {name: cycling(calls[name] for calls in per_set) for name in per_set[0]}
 
 
-def compiled_torch():
-    """torch.compile of the eager op, one graph per shape, each specialized to its shape:
-    without dynamic=False, dynamo recompiles the second shape it sees with symbolic sizes, and
-    every later shape runs that generic kernel (1.6x slower at 16384 x 8192 on an H200)."""
+def compiled_torch(fn=torch_eager):
+    """torch.compile of the eager op (or `fn`), one graph per shape, each specialized to its
+    shape: without dynamic=False, dynamo recompiles the second shape it sees with symbolic
+    sizes, and every later shape runs that generic kernel (1.6x slower at 16384 x 8192 on an
+    H200)."""
     import torch
 
     torch._dynamo.config.cache_size_limit = 64
-    return torch.compile(torch_eager, dynamic=False)
+    return torch.compile(fn, dynamic=False)
 
 
 def load_kernels(build: str) -> dict:
@@ -258,6 +275,7 @@ def load_kernels(build: str) -> dict:
         "cuda": module.fused_add_rmsnorm_bf16,
         "triton": load_triton().fused_add_rmsnorm,
         "compiled": compiled_torch(),
+        "compiled_out": compiled_torch(torch_eager_out),
     }
 
 
@@ -268,19 +286,23 @@ def measure_shape(rows, hidden, kernels, flush, reps):
 
     weight = torch.rand(hidden, dtype=torch.bfloat16, device="cuda") + 0.5
     nbytes = 4 * rows * hidden * 2 + hidden * 2
-    row = {"rows": rows, "hidden": hidden, "rounds": BENCH_ROUNDS}
+    row = {"rows": rows, "hidden": hidden}
 
     out = torch.empty(rows, hidden, dtype=torch.bfloat16, device="cuda")
-    fresh = fresh_calls(rows, hidden, lambda x, r: implementations(kernels, x, r, weight, out))
+    fresh = fresh_calls(
+        rows, hidden, lambda x, r: implementations(kernels, x, r, weight, out, same_out=True)
+    )
     row["fresh_sets"] = fresh_sets(rows, hidden)
-    samples = rotating_samples(fresh, None, reps, rounds=BENCH_ROUNDS)
+    row["fresh_rounds"] = 2 * len(fresh)  # each implementation twice in each position
+    samples = rotating_samples(fresh, None, reps, rounds=row["fresh_rounds"])
     _summarize(row, "fresh_", samples, nbytes)
     del fresh
 
     x = torch.randn(rows, hidden, dtype=torch.bfloat16, device="cuda")
     residual = torch.randn_like(x)
     impls = implementations(kernels, x, residual, weight, out)
-    samples = rotating_samples(impls, flush, reps, rounds=BENCH_ROUNDS)
+    row["rounds"] = 2 * len(impls)
+    samples = rotating_samples(impls, flush, reps, rounds=row["rounds"])
     _summarize(row, "", samples, nbytes)
     if rows == 1:
         for name, fn in impls.items():
@@ -290,16 +312,20 @@ def measure_shape(rows, hidden, kernels, flush, reps):
 
 def _summarize(row, prefix, samples, nbytes):
     """Medians over the rounds, bandwidth, and the rounds in which the CUDA kernel beat
-    torch.compile (by events and by kernel time), into `row` under `prefix`."""
+    torch.compile (by events and by kernel time), into `row` under `prefix`; where
+    `torch_compile_out` was measured, the rounds against it too (`..._same_out`)."""
     for name, (us, kern) in samples.items():
         us, kern = statistics.median(us), statistics.median(kern)
         row[prefix + name + "_us"] = us
         row[prefix + name + "_kernel_us"] = kern
         row[prefix + name + "_gbs"] = nbytes / (us * 1e-6) / 1e9
-    for i, kind in enumerate(("events", "kernel")):
-        row[prefix + "cuda_faster_rounds_" + kind] = rounds_faster(
-            samples["cuda"][i], samples["torch_compile"][i]
-        )
+    for other, suffix in (("torch_compile", ""), ("torch_compile_out", "_same_out")):
+        if other not in samples:
+            continue
+        for i, kind in enumerate(("events", "kernel")):
+            row[prefix + "cuda_faster_rounds_" + kind + suffix] = rounds_faster(
+                samples["cuda"][i], samples[other][i]
+            )
 
 
 def copy_bandwidth(flush, reps):
@@ -321,6 +347,7 @@ def table(rows_out, copy_gbs, prefix) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows_out:
+        rounds = r[prefix + "rounds"]
         cells = [
             f"{r[prefix + k + '_gbs']:.0f} GB/s ({r[prefix + k + '_us']:.1f} us)"
             for k in ("cuda", "triton", "torch_eager", "torch_compile")
@@ -334,8 +361,28 @@ def table(rows_out, copy_gbs, prefix) -> list[str]:
             f"| {r['rows']} x {r['hidden']} | "
             + " | ".join(cells)
             + f" | {pct:.0f}% | {speedup:.2f}x | {kernel} "
-            + f"| {r[prefix + 'cuda_faster_rounds_events']}/{r['rounds']}, "
-            + f"{r[prefix + 'cuda_faster_rounds_kernel']}/{r['rounds']} |"
+            + f"| {r[prefix + 'cuda_faster_rounds_events']}/{rounds}, "
+            + f"{r[prefix + 'cuda_faster_rounds_kernel']}/{rounds} |"
+        )
+    return lines
+
+
+def same_buffer_table(rows_out) -> list[str]:
+    """The fresh-input comparison of the CUDA kernel with torch.compile writing the same `out`
+    (`torch_compile_out`): both kernels on the same buffers."""
+    lines = [
+        "| rows x hidden | CUDA (us) | torch.compile, same out (us) | CUDA vs it "
+        "| kernel time: CUDA / it (us) | rounds CUDA faster: events, kernel |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows_out:
+        cuda, other = r["fresh_cuda_us"], r["fresh_torch_compile_out_us"]
+        rounds = r["fresh_rounds"]
+        lines.append(
+            f"| {r['rows']} x {r['hidden']} | {cuda:.1f} | {other:.1f} | {other / cuda:.2f}x "
+            f"| {r['fresh_cuda_kernel_us']:.2f} / {r['fresh_torch_compile_out_kernel_us']:.2f} "
+            f"| {r['fresh_cuda_faster_rounds_events_same_out']}/{rounds}, "
+            f"{r['fresh_cuda_faster_rounds_kernel_same_out']}/{rounds} |"
         )
     return lines
 
@@ -368,6 +415,13 @@ def main() -> None:
         "",
     ]
     lines += table(rows_out, copy_gbs, "fresh_")
+    lines += [
+        "",
+        "Fresh inputs, the same buffers: torch.compile of the op with an `out` argument, writing "
+        "the CUDA kernel's output buffer (one fused kernel):",
+        "",
+    ]
+    lines += same_buffer_table(rows_out)
     lines += ["", "Flushed L2 (one set of buffers, a 512 MiB write before each run):", ""]
     lines += table(rows_out, copy_gbs, "")
     first = next(r for r in rows_out if r["rows"] == 1)

@@ -19,7 +19,10 @@ from reference_kernels import (  # noqa: E402
     implementations,
     rounds_faster,
     run_durations,
+    same_buffer_table,
     table,
+    torch_eager,
+    torch_eager_out,
 )
 from reference_sweep import parse_shapes  # noqa: E402
 from rotation import in_rotation  # noqa: E402
@@ -69,6 +72,37 @@ def test_implementations_pass_each_kernel_its_own_argument_order():
         ("triton", ("x", "residual", "weight", EPS)),
         ("compiled", ("x", "residual", "weight")),
     ]
+
+
+def test_the_same_buffer_baseline_writes_the_cuda_kernels_out():
+    calls = []
+
+    def recorder(name):
+        return lambda *args: calls.append((name, args))
+
+    kernels = {name: recorder(name) for name in ("cuda", "triton", "compiled", "compiled_out")}
+    impls = implementations(kernels, "x", "residual", "weight", "out", same_out=True)
+    assert list(impls) == ["cuda", "triton", "torch_eager", "torch_compile", "torch_compile_out"]
+    impls["cuda"]()
+    impls["torch_compile_out"]()
+    assert calls == [
+        ("cuda", ("out", "residual", "x", "weight", EPS, False)),
+        ("compiled_out", ("x", "residual", "weight", "out")),
+    ]
+
+
+def test_the_out_form_of_the_op_computes_what_the_op_returns():
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 40, generator=gen).to(torch.bfloat16)
+    residual = torch.randn(3, 40, generator=gen).to(torch.bfloat16)
+    weight = (torch.rand(40, generator=gen) + 0.5).to(torch.bfloat16)
+    residual_a, residual_b = residual.clone(), residual.clone()
+    expected = torch_eager(x, residual_a, weight)
+    out = torch.full_like(x, float("nan"))
+    assert torch_eager_out(x, residual_b, weight, out) is None
+    assert torch.equal(out, expected) and torch.equal(residual_b, residual_a)
+    assert torch.equal(residual_a, (x.float() + residual.float()).to(torch.bfloat16))
 
 
 def test_fresh_inputs_span_the_pool_size_and_rotate_at_least_two_sets():
@@ -133,7 +167,7 @@ def test_runs_are_split_at_each_spin_with_or_without_a_flush():
 
 def test_each_table_reads_its_own_method_keys():
     names = ("cuda", "triton", "torch_eager", "torch_compile")
-    row = {"rows": 256, "hidden": 4096, "rounds": 8}
+    row = {"rows": 256, "hidden": 4096, "rounds": 8, "fresh_rounds": 8}
     for prefix, us in (("fresh_", 5.0), ("", 6.0)):
         for k in names:
             row[prefix + k + "_us"] = us if k == "cuda" else 2 * us
@@ -148,3 +182,20 @@ def test_each_table_reads_its_own_method_keys():
     )
     assert flushed[2].startswith("| 256 x 4096 | 167 GB/s (6.0 us) |")
     assert flushed[2].endswith("| 42% | 2.00x | 3.00 / 3.00 / 3.00 | 1/8, 0/8 |")
+
+
+def test_the_same_buffer_table_compares_cuda_with_compile_writing_the_same_out():
+    row = {
+        "rows": 16384,
+        "hidden": 4096,
+        "fresh_rounds": 10,
+        "fresh_cuda_us": 128.6,
+        "fresh_torch_compile_out_us": 128.9,
+        "fresh_cuda_kernel_us": 125.72,
+        "fresh_torch_compile_out_kernel_us": 125.81,
+        "fresh_cuda_faster_rounds_events_same_out": 3,
+        "fresh_cuda_faster_rounds_kernel_same_out": 7,
+    }
+    lines = same_buffer_table([row])
+    assert len(lines) == 3 and lines[1].count("|") == lines[0].count("|")
+    assert lines[2] == "| 16384 x 4096 | 128.6 | 128.9 | 1.00x | 125.72 / 125.81 | 3/10, 7/10 |"

@@ -28,7 +28,8 @@ rotating order (the first one measured after a change of state measures slower),
 median over the rounds is reported.
 Next to it, each implementation's kernel time alone (CUPTI, through torch.profiler), and in
 how many of the rounds the CUDA kernel was faster than torch.compile, by events and by kernel
-time: a ratio of medians near 1.00x says little on its own, 8/8 or 0/8 says which is faster.
+time: a ratio of medians near 1.00x says little on its own; all rounds or none says which is
+faster.
 Bytes counted: read x, read residual, write residual, write out (2 bytes each per element), and
 the weight once.
 """

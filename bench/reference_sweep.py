@@ -4,11 +4,12 @@
 
 For bf16 rows x hidden shapes, times every instantiation (one-pass with 1, 2 or 4 16-byte
 vectors per thread, with or without prefetch; two-pass with 1, 2 or 4) next to
-torch.compile (specialized to the shape), with the same method as bench/reference_kernels.py
-(fresh inputs for each run, or the L2 flushed before each run with `--l2 flush`; CUDA events
-and the kernels' own CUPTI time; ROUNDS rounds, the variants in a rotating order in each,
-since what is measured first after a change of state measures slower; median over the
-rounds). Every variant is first checked against eager torch on the shape. Prints one line
+torch.compile (specialized to the shape), and next to `compile_out`, its form that writes the
+kernels' `out`, so that the comparison shares every buffer. The method is that of
+bench/reference_kernels.py (fresh inputs for each run, or the L2 flushed before each run with
+`--l2 flush`; CUDA events and the kernels' own CUPTI time; ROUNDS rounds, the variants in a
+rotating order in each, since what is measured first after a change of state measures slower;
+median over the rounds). Every variant is first checked against eager torch on the shape. Prints one line
 per shape: `[kernel us, event us]` for each variant, and the fastest variant by each.
 """
 
@@ -153,7 +154,13 @@ def main() -> None:
     args = ap.parse_args()
     import torch
     import tvm_ffi
-    from reference_kernels import compiled_torch, fresh_calls, rotating_medians, torch_eager
+    from reference_kernels import (
+        compiled_torch,
+        fresh_calls,
+        rotating_medians,
+        torch_eager,
+        torch_eager_out,
+    )
     from reference_support import compile_reference, instantiations_wrapper
 
     wrapper = instantiations_wrapper(
@@ -165,6 +172,7 @@ def main() -> None:
     module = tvm_ffi.load_module(os.path.join(build, "sweep.so"))
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     compiled = compiled_torch()
+    compiled_out = compiled_torch(torch_eager_out)
     results = []
 
     def calls_for(hidden, weight, out, x, residual):
@@ -176,6 +184,7 @@ def main() -> None:
             for name in ("hinted", "raw"):
                 calls[name] = _bind(getattr(module, f"sweep_{name}"), out, residual, x, weight)
         calls["compile"] = functools.partial(compiled, x, residual, weight)
+        calls["compile_out"] = functools.partial(compiled_out, x, residual, weight, out)
         return calls
 
     for rows, hidden in args.shapes:

@@ -53,6 +53,19 @@ def _split(values):
     return out
 
 
+def _empty_selector(args) -> str | None:
+    """The first rule-selector option whose value names no rule at all (`--select ""`,
+    `--ignore ","`), which would silently select or ignore nothing; None when there is none."""
+    for option, values in (
+        ("--select", args.select),
+        ("--extend-select", args.extend_select),
+        ("--ignore", args.ignore),
+    ):
+        if any(not _split([v]) for v in values or ()):
+            return option
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kernlint", description="Lint CUDA/C++ and Python GPU kernel sources.")
     p.add_argument("--version", action="version", version=f"kernlint {__version__}")
@@ -200,6 +213,10 @@ def cmd_check(args) -> int:
         except ConfigError as exc:
             print(f"kernlint: error: {exc}", file=sys.stderr)
             return 2
+    empty = _empty_selector(args)
+    if empty is not None:
+        print(f"kernlint: error: {empty}: an empty rule selector is not allowed", file=sys.stderr)
+        return 2
     overrides = Overrides(
         select=_split(args.select) if args.select else None,
         extend_select=_split(args.extend_select),

@@ -6,6 +6,14 @@ Discovery: for each file, the nearest directory upward holding `kernlint.toml` o
 (relative to the file that names it); keys set here override the inherited ones.
 Paths and globs in a config file (`exclude`, `per-file-ignores`, `jit-roots`) are relative to
 the directory of the config file that set them.
+
+Errors (a ConfigError: one line naming the file, and the key where there is one): a config
+file that cannot be read, is not UTF-8 (a UTF-8 BOM is allowed), is not TOML or cannot be
+parsed; a wrong table shape (`tool`, `tool.kernlint`), an unknown key, a value of the wrong
+type, an empty rule selector, an invalid glob; an `extend` cycle or missing target. A
+`pyproject.toml` whose bytes do not contain `kernlint` cannot be kernlint's and is not parsed;
+one that does is read like any config file (an invalid one is an error, as in ruff), and
+skipped when it has no `[tool.kernlint]` table.
 """
 
 from __future__ import annotations
@@ -103,76 +111,231 @@ class RawConfig:
     key_roots: dict = field(default_factory=dict)
 
 
-def _load_toml(path: str) -> dict:
-    tomllib = _tomllib()
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_SELECTOR = re.compile(r"[A-Za-z0-9_-]+")
+_GLOB_KEYS = ("exclude", "extend-exclude", "jit-roots", "extend-jit-roots")
+_SELECTOR_KEYS = ("select", "extend-select", "ignore")
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _show(text: str, limit: int = 60) -> str:
+    """A config string for an error message: quoted, escaped (one line), cut when long."""
+    shown = repr(text[: limit + 1])
+    return shown if len(text) <= limit else shown[:-1] + "..." + shown[-1]
+
+
+def _key(name: str, limit: int = 60) -> str:
+    """A TOML key for an error message: itself when bare, else quoted (one line, cut when long)."""
+    if _BARE_KEY.fullmatch(name):
+        return name if len(name) <= limit else name[:limit] + "..."
+    import json
+
+    quoted = json.dumps(name[:limit])
+    return quoted if len(name) <= limit else quoted[:-1] + '..."'
+
+
+def _toml_type(value) -> str:
+    """The TOML name of a parsed value's type, with its article."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        if value and all(isinstance(v, dict) for v in value):
+            return "an array of tables"
+        return "an array"
+    return "a date or time"
+
+
+_EXPECTED = {
+    str: "a string",
+    list: "an array of strings",
+    bool: "true or false",
+    dict: "a table",
+    int: "an integer",
+}
+
+
+def _read(path: str) -> bytes:
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            return fh.read()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+
+
+def _parse(path: str, data: bytes) -> dict:
+    """The TOML document in `data` (a UTF-8 BOM is allowed), else a ConfigError naming `path`:
+    every failure of the decoder or the parser (invalid UTF-8, invalid TOML, nesting deeper
+    than the parser's recursion, an integer too long to convert) is one."""
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM) :]
+    elif data.startswith(_UTF16_BOMS):
+        raise ConfigError(f"{path}: not valid UTF-8 (a UTF-16 file): save it as UTF-8")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line}): "
+            "a config file must be UTF-8 TOML"
+        ) from None
+    tomllib = _tomllib()
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raise ConfigError(f"{path}: invalid TOML: {_one_line(exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply to parse") from None
+    except Exception as exc:  # the parser's other failures (ValueError, MemoryError, ...)
+        raise ConfigError(f"{path}: invalid TOML: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+def _load_toml(path: str) -> dict:
+    return _parse(path, _read(path))
+
+
+def _kernlint_table(path: str, data: dict) -> dict | None:
+    """kernlint's table in a parsed config file: the whole document of a `kernlint.toml` (or
+    any other name), `[tool.kernlint]` of a `pyproject.toml` (None when it has none)."""
+    if os.path.basename(path) != "pyproject.toml":
+        return data
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table, not {_toml_type(tool)}")
+    table = tool.get("kernlint")
+    if table is None or isinstance(table, dict):
+        return table
+    raise ConfigError(f"{path}: `tool.kernlint` must be a table, not {_toml_type(table)}")
 
 
 def _table_of(path: str) -> dict | None:
-    data = _load_toml(path)
-    if os.path.basename(path) == "pyproject.toml":
-        table = data.get("tool", {}).get("kernlint")
-        return table if isinstance(table, dict) else None
-    return data
+    return _kernlint_table(path, _load_toml(path))
+
+
+def _check_selectors(path: str, key: str, selectors: list[str]) -> None:
+    for s in selectors:
+        if not s.strip():
+            raise ConfigError(f"{path}: {key}: an empty rule selector is not allowed")
+        if not _SELECTOR.fullmatch(s.strip()):
+            raise ConfigError(f"{path}: {key}: {_show(s)} is not a rule code, name or prefix")
+
+
+def _check_globs(path: str, key: str, patterns) -> None:
+    from .globmatch import _translate
+
+    for pattern in patterns:
+        try:
+            _translate(pattern)
+        except re.error as exc:
+            raise ConfigError(f"{path}: {key}: invalid glob {_show(pattern)}: {exc}") from None
 
 
 def _validate(path: str, table: dict) -> None:
     for key, value in table.items():
         if key not in KNOWN_KEYS:
             known = ", ".join(sorted(KNOWN_KEYS))
-            raise ConfigError(f"{path}: unknown key `{key}` (known keys: {known})")
+            hint = (
+                "; only a pyproject.toml holds a [tool.kernlint] table, any other config file is "
+                "that table"
+                if key == "tool"
+                else ""
+            )
+            raise ConfigError(f"{path}: unknown key `{_key(key)}` (known keys: {known}){hint}")
         expected = KNOWN_KEYS[key]
-        if not isinstance(value, expected):
-            name = expected.__name__ if isinstance(expected, type) else "value"
-            raise ConfigError(f"{path}: `{key}` must be a {name}, not {type(value).__name__}")
-        if isinstance(value, list) and not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{path}: `{key}` must be a list of strings")
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ConfigError(
+                f"{path}: `{key}` must be {_EXPECTED[expected]}, not {_toml_type(value)}"
+            )
+        if isinstance(value, list):
+            for i, v in enumerate(value, 1):
+                if not isinstance(v, str):
+                    raise ConfigError(
+                        f"{path}: `{key}` must be an array of strings, "
+                        f"not one holding {_toml_type(v)} (item {i})"
+                    )
+        if key in _SELECTOR_KEYS:
+            _check_selectors(path, f"`{key}`", value)
+        if key in _GLOB_KEYS:
+            _check_globs(path, f"`{key}`", value)
         if key == "aiter-import-policy" and value not in AITER_IMPORT_POLICIES:
             choices = ", ".join(f'"{c}"' for c in AITER_IMPORT_POLICIES)
             raise ConfigError(
-                f"{path}: `aiter-import-policy` must be one of {choices}, not {value!r}"
+                f"{path}: `aiter-import-policy` must be one of {choices}, not {_show(value)}"
             )
         if key == "defines":
             for d in value:
                 check_define(d, f"{path}: `defines`")
         if key == "per-file-ignores":
             for pattern, codes in value.items():
+                where = f"`per-file-ignores.{_key(pattern)}`"
                 if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-                    raise ConfigError(
-                        f"{path}: `per-file-ignores.{pattern}` must be a list of rule codes"
-                    )
+                    raise ConfigError(f"{path}: {where} must be an array of rule codes")
+                _check_selectors(path, where, codes)
+                _check_globs(path, "`per-file-ignores`", [pattern])
 
 
-def load_config_file(path: str, _seen: tuple[str, ...] = ()) -> RawConfig:
+def load_config_file(path: str) -> RawConfig:
+    """The merged settings of one config file and the files it `extend`s (iteratively: a long
+    chain cannot exhaust the stack). A cycle, or a target that does not exist, is an error
+    naming the file whose `extend` leads there."""
     path = os.path.abspath(path)
-    if path in _seen:
-        raise ConfigError(f"{path}: `extend` cycle: {' -> '.join(_seen + (path,))}")
-    if not os.path.isfile(path):
-        raise ConfigError(f"{path}: config file not found")
-    table = _table_of(path)
-    if table is None:
-        table = {}
-    _validate(path, table)
-    root = os.path.dirname(path)
-    if "extend" in table:
-        base_path = os.path.join(root, os.path.expanduser(table["extend"]))
-        raw = load_config_file(base_path, _seen + (path,))
-    else:
-        raw = RawConfig(path=path, root=root)
-    for key, value in table.items():
-        if key == "extend":
-            continue
-        raw.values[key] = value
-        raw.key_roots[key] = root
-    raw.path = path
-    raw.root = root
+    chain: list[tuple[str, dict]] = []  # from the named file down to the base
+    seen: set[str] = set()
+    referrer = None
+    while True:
+        if path in seen:
+            cycle = " -> ".join([p for p, _ in chain] + [path])
+            raise ConfigError(f"{referrer}: `extend`: cycle: {cycle}")
+        if not os.path.isfile(path):
+            if referrer is None:
+                raise ConfigError(f"{path}: config file not found")
+            raise ConfigError(f"{referrer}: `extend`: {path}: config file not found")
+        table = _table_of(path)
+        if table is None:
+            table = {}
+        _validate(path, table)
+        seen.add(path)
+        chain.append((path, table))
+        if "extend" not in table:
+            break
+        referrer = path
+        target = os.path.expanduser(table["extend"])
+        path = os.path.abspath(os.path.join(os.path.dirname(path), target))
+    raw = RawConfig(path=chain[0][0], root=os.path.dirname(chain[0][0]))
+    for p, table in reversed(chain):
+        root = os.path.dirname(p)
+        for key, value in table.items():
+            if key == "extend":
+                continue
+            raw.values[key] = value
+            raw.key_roots[key] = root
     return raw
+
+
+def _may_configure_kernlint(data: bytes) -> bool:
+    """Could these `pyproject.toml` bytes hold a `tool.kernlint` table? (Not without the word:
+    a file that cannot be kernlint's is not parsed, whatever it holds.) A UTF-16 file counts,
+    so that it is reported rather than silently skipped."""
+    return (
+        b"kernlint" in data
+        or "kernlint".encode("utf-16-le") in data
+        or data.startswith(_UTF16_BOMS)
+    )
 
 
 def find_config_in(directory: str, names=None) -> str | None:
@@ -183,12 +346,10 @@ def find_config_in(directory: str, names=None) -> str | None:
         return candidate
     candidate = os.path.join(directory, "pyproject.toml")
     if (names is None or "pyproject.toml" in names) and os.path.isfile(candidate):
-        try:
-            with open(candidate, "rb") as fh:
-                head = fh.read()
-        except OSError:
-            return None
-        if b"[tool.kernlint" in head and _table_of(candidate) is not None:
+        data = _read(candidate)
+        if _may_configure_kernlint(data) and (
+            _kernlint_table(candidate, _parse(candidate, data)) is not None
+        ):
             return candidate
     return None
 

@@ -87,8 +87,10 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "semantic": bool,
     "include-paths": list,
     "defines": list,
+    "max-file-size": int,
 }
 AITER_IMPORT_POLICIES = ("lexical", "import-time")
+DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
 
 
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.S)
@@ -277,6 +279,8 @@ def _validate(path: str, table: dict) -> None:
             raise ConfigError(
                 f"{path}: `aiter-import-policy` must be one of {choices}, not {_show(value)}"
             )
+        if key == "max-file-size" and value < 1:
+            raise ConfigError(f"{path}: `max-file-size` must be a positive number of bytes")
         if key == "defines":
             for d in value:
                 check_define(d, f"{path}: `defines`")
@@ -385,6 +389,7 @@ class Settings:
         )
         self.respect_gitignore = v.get("respect-gitignore", True)
         self.aiter_import_policy = v.get("aiter-import-policy", "lexical")
+        self.max_file_size = v.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
         self.semantic = (
             overrides.semantic if overrides.semantic is not None else v.get("semantic", False)
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 from .record import record
 from .source import language_of
@@ -34,8 +35,9 @@ class _GitIgnores:
             path = os.path.join(directory, ".gitignore")
             if (names is None or ".gitignore" in names) and os.path.isfile(path):
                 try:
-                    with open(path, encoding="utf-8", errors="replace") as fh:
-                        lines = fh.read().splitlines()
+                    from .engine import _read_bytes  # (a regular file, size-capped)
+
+                    lines = _read_bytes(path).decode("utf-8", "replace").splitlines()
                     from .globmatch import GitIgnoreMatcher
 
                     spec = GitIgnoreMatcher(lines)
@@ -85,12 +87,21 @@ def discover(paths: list[str], resolver, force_exclude: bool = False, warn=print
     gitignores = _GitIgnores()
     seen: set[str] = set()
     for given in paths:
-        if not os.path.lexists(given):
-            raise PathError(f"{given}: no such file or directory")
-        if os.path.islink(given) and not os.path.exists(given):
-            raise PathError(f"{given}: broken symbolic link or symbolic link loop")
+        try:
+            st = os.stat(given)  # (a symbolic link named here is followed)
+        except OSError as exc:
+            if not os.path.lexists(given):
+                raise PathError(f"{given}: no such file or directory") from None
+            if os.path.islink(given):
+                raise PathError(f"{given}: broken symbolic link or symbolic link loop") from None
+            raise PathError(f"{given}: cannot access: {exc.strerror or exc}") from None
         abspath = os.path.abspath(given)
-        if os.path.isfile(given):
+        if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+            # A FIFO, socket or device (or a link to one) is never opened: it could block or
+            # never end.
+            warn(f"{given}: not a regular file; skipped")
+            continue
+        if stat.S_ISREG(st.st_mode):
             language = language_of(given)
             if language is None:
                 warn(f"{given}: not a C/C++/CUDA or Python file (by extension); skipped")
@@ -103,8 +114,6 @@ def discover(paths: list[str], resolver, force_exclude: bool = False, warn=print
                 seen.add(abspath)
                 yield Candidate(given, abspath, language, True)
             continue
-        if not os.path.isdir(given):
-            raise PathError(f"{given}: not a file or directory")
         root_git = git_root(abspath)
         base_chain = []
         if root_git is not None:
@@ -172,6 +181,9 @@ def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
             language = None if is_dir else language_of(entry.name)
             if language is None and not is_dir:
                 continue
+            if not is_dir and not _is_regular_file(entry):
+                # A FIFO, socket or device is skipped quietly, like a link: never opened.
+                continue
             if gitignored and gitignores.ignored(path, is_dir, gitignored):
                 continue
             if settings.is_excluded(path, is_dir=is_dir, name=entry.name):
@@ -185,6 +197,15 @@ def _walk(given, abspath, resolver, gitignores, chain, seen, warn):
             yield Candidate(display_dir + entry.name, path, language, False)
         for sub, sub_display in reversed(subdirs):
             stack.append((sub, chain_here, sub_display))
+
+
+def _is_regular_file(entry) -> bool:
+    """Is this directory entry a regular file (not following links)? Most often answered
+    from the listing's file type, without a `stat`."""
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _display_prefix(given: str) -> str:

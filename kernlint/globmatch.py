@@ -72,7 +72,14 @@ def _translate(pattern: str) -> tuple[re.Pattern, bool] | None:
 
 class GitIgnoreMatcher:
     def __init__(self, patterns) -> None:
-        self.rules = [t for t in (_translate(p) for p in patterns) if t is not None]
+        self.rules = []
+        for p in patterns:
+            try:
+                rule = _translate(p)
+            except re.error:  # (e.g. `[z-a]`): git lets such a pattern match nothing
+                continue
+            if rule is not None:
+                self.rules.append(rule)
 
     def check(self, path: str) -> bool | None:
         """True (ignored), False (re-included by a `!` pattern) or None (no pattern matched):

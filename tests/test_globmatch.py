@@ -73,3 +73,18 @@ def test_same_answers_as_pathspec():
                 assert ours.check(path) == theirs.check_file(path).include, (combo, path)
                 compared += 1
     assert compared > 20000
+
+
+def test_a_pattern_git_cannot_compile_matches_nothing(tmp_path):
+    from kernlint.globmatch import GitIgnoreMatcher
+
+    m = GitIgnoreMatcher(["[z-a]", "*.tmp"])
+    assert m.match_file("a.tmp") and not m.match_file("z")
+    (tmp_path / ".gitignore").write_text("[z-a]\nskip.cu\n")
+    (tmp_path / "skip.cu").write_text("// \u2014\n", encoding="utf-8")
+    (tmp_path / "k.cu").write_text("// \u2014\n", encoding="utf-8")
+    from cli_support import run
+
+    p = run("check", "--no-cache", str(tmp_path))
+    assert "Traceback" not in p.stderr
+    assert p.returncode == 1 and "k.cu" in p.stdout and "skip.cu" not in p.stdout

@@ -8,7 +8,7 @@ import sys
 from .config import import_time_policy
 from .discovery import discover
 from .engine import FileResult, lint_file
-from .fixes import applicable, apply_fixes, unified_diff, write_atomic
+from .fixes import applicable, apply_fixes, unified_diff
 from .record import replace
 
 
@@ -71,7 +71,8 @@ def _lint_chunk(job):
             from .project import targets_in_snippets
 
             found |= targets_in_snippets(res.source.data)
-        res.source = None
+        if not any(d.fix is not None for d in res.diagnostics):
+            res.source = None  # (kept for a fix: computed on exactly these bytes)
         if digest is not None or res.diagnostics or res.warnings or res.notes:
             done.append((i, res, digest))
         # else: nothing to send back (most files); the parent fills in an empty result
@@ -356,41 +357,20 @@ def run_check(args, registry, resolver) -> int:
     sources = {}
     fixed_count = 0
     diffs = []
+    written: dict = {}  # (device, inode) -> the bytes written there (a file with several names)
     _semantic_note(results)
     for res in results:
         for w in res.warnings:
             _warn(w)
-        if res.source is None and res.diagnostics:
-            _load_source(res)
-        if res.source is not None:
-            sources[res.path] = res.source
-        diags = res.diagnostics
-        if (args.fix or args.diff) and any(applicable(d, unsafe) for d in diags):
-            new, fixed, remaining = apply_fixes(res.source.data, diags, unsafe)
-            if new != res.source.data:
-                if args.diff:
-                    diffs.append(unified_diff(res.path, res.source.data, new))
-                else:
-                    try:
-                        write_atomic(res.source.abspath, new)
-                    except OSError as exc:
-                        _warn(f"{res.path}: cannot write fixes: {exc.strerror or exc}")
-                        diagnostics += diags
-                        continue
-                    fixed_count += len(fixed)
-                    # Re-lint the fixed file so reported positions match its new content.
-                    settings = resolver.for_file(res.source.abspath)
-                    again = lint_file(
-                        res.source.abspath,
-                        res.path,
-                        res.source.language,
-                        settings,
-                        settings.is_jit(res.source.abspath),
-                        registry,
-                    )
-                    if again.source is not None:
-                        sources[res.path] = again.source
-                    diags = again.diagnostics
+        if (args.fix or args.diff) and any(applicable(d, unsafe) for d in res.diagnostics):
+            diags, source, fixed = _fix_file(res, args, unsafe, resolver, registry, diffs, written)
+            fixed_count += fixed
+        else:
+            if res.source is None and res.diagnostics:
+                _load_source(res)
+            diags, source = res.diagnostics, res.source
+        if source is not None:
+            sources[res.path] = source
         diagnostics += diags
     diagnostics.sort(key=lambda d: d.sort_key())
 
@@ -436,11 +416,91 @@ def run_check(args, registry, resolver) -> int:
 
 
 def _load_source(res) -> None:
-    """Re-read a file whose result came from the cache or a worker (only files with findings)."""
+    """Re-read a file whose result came from the cache or a worker (only files with findings;
+    `res.source` stays None when it can no longer be read)."""
     from .engine import read_source
 
     source, _ = read_source(res.abspath, res.path, res.language)
     res.source = source
+
+
+def _fix_file(res, args, unsafe, resolver, registry, diffs, written):
+    """Fix one file (or add its diff to `diffs`), only over the bytes its findings were
+    computed on. Returns (findings to report, the source they refer to or None, fixed count).
+
+    `res.source` holds the bytes the findings were computed on (the lint keeps them for files
+    with a fix); the file is read again and fixed only if it still holds exactly those bytes.
+    A result from the cache has no bytes: the file's current bytes are linted again, and those
+    findings fixed; so is a file that this run fixed under another name (a hard link). The
+    write itself checks the bytes once more (see fixes.write_fix)."""
+    from .fixes import CHANGED, READ_ONLY, NotFixed, read_snapshot, write_fix
+
+    linted = res.source
+    settings = resolver.for_file(res.abspath)
+    try:  # (a file grown past the lint's size cap since is not read)
+        snap = read_snapshot(res.abspath, getattr(settings, "max_file_size", None))
+    except FileNotFoundError:
+        _warn(f"{res.path}: deleted while kernlint ran; not fixed")
+        return [], None, 0
+    except NotFixed:
+        _warn(f"{res.path}: {CHANGED}")
+        return res.diagnostics, linted, 0
+    except OSError as exc:
+        _warn(f"{res.path}: cannot read it again: {exc.strerror or exc}; not fixed")
+        return res.diagnostics, linted, 0
+    ours = written.get((snap.st.st_dev, snap.st.st_ino)) == snap.data
+    if linted is not None and (snap.data == linted.data or not ours):
+        if snap.data != linted.data:
+            _warn(f"{res.path}: {CHANGED}")
+            return res.diagnostics, linted, 0
+        diags, source = res.diagnostics, linted
+    else:
+        again = _lint_bytes(res, snap.data, settings, registry)
+        if again is None:
+            _warn(f"{res.path}: {CHANGED}")
+            return res.diagnostics, None, 0
+        diags, source = again.diagnostics, again.source
+    new, fixed, _ = apply_fixes(source.data, diags, unsafe)
+    if new == source.data:
+        return diags, source, 0
+    if args.diff:
+        diffs.append(unified_diff(res.path, source.data, new))
+        return diags, source, 0
+    if snap.read_only:
+        _warn(f"{res.path}: {READ_ONLY}")
+        return diags, source, 0
+    try:
+        write_fix(snap, new)
+    except NotFixed as exc:
+        _warn(f"{res.path}: {exc}")
+        return diags, source, 0
+    except OSError as exc:
+        _warn(f"{res.path}: cannot write fixes: {exc.strerror or exc}")
+        return diags, source, 0
+    try:  # (the file now there: the same inode when written in place, else a new one)
+        st = os.stat(snap.real)
+        written[(st.st_dev, st.st_ino)] = new
+    except OSError:
+        pass
+    # Re-lint the fixed file so reported positions match its new content.
+    is_jit = settings.is_jit(res.abspath)
+    again = lint_file(res.abspath, res.path, res.language, settings, is_jit, registry)
+    return again.diagnostics, again.source, len(fixed)
+
+
+def _lint_bytes(res, data: bytes, settings, registry):
+    """Lint `data` as the file of `res` (its FileResult; None if these bytes are not lintable:
+    binary now)."""
+    from .engine import lint_source
+    from .source import SourceFile
+
+    if b"\0" in data:
+        return None
+    source = SourceFile(res.path, data, res.language, abspath=res.abspath)
+    try:
+        return lint_source(source, settings, settings.is_jit(res.abspath), registry)
+    except RecursionError:
+        return None
 
 
 def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked) -> str:

@@ -131,18 +131,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from .output import ReportWriteError, flush_stdout, report_error, silence_stdout
+
     try:
-        if args.command == "rules":
-            return cmd_rules(args)
-        if args.command == "rule":
-            return cmd_rule(args)
-        return cmd_check(args)
-    except BrokenPipeError:
-        try:
-            sys.stdout.close()
-        except Exception:
-            pass
-        return 1
+        if args.command in ("rules", "rule"):
+            try:
+                status = cmd_rules(args) if args.command == "rules" else cmd_rule(args)
+            except BrokenPipeError:
+                raise
+            except OSError as exc:  # (these commands only print)
+                raise report_error(exc) from None
+        else:
+            status = cmd_check(args)  # (its report's write failures raise as these do)
+        flush_stdout()  # here, not at exit: a failed last flush is reported too
+        return status
+    except BrokenPipeError:  # the reader went away (`| head -1`): a quiet exit, 128 + SIGPIPE
+        silence_stdout()
+        return 141
+    except ReportWriteError as exc:  # (a full disk: /dev/full)
+        silence_stdout()
+        print(f"kernlint: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 
@@ -13,7 +14,9 @@ from .record import replace
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    from .output import warn_line  # (names made printable: no surrogates, no escapes)
+
+    warn_line(sys.stderr, f"warning: {message}")
 
 
 _POOL_STATE: dict = {}
@@ -395,7 +398,9 @@ def run_check(args, registry, resolver) -> int:
 
     if args.diff:
         text = "".join(diffs)
-        sys.stdout.write(text)
+        from .output import write_report
+
+        write_report([text])  # (a failed write raises, for `main` to report)
         n = sum(1 for d in diagnostics if applicable(d, unsafe))
         if not args.quiet:
             print(f"Would fix {n} error{'s' if n != 1 else ''}.", file=sys.stderr)
@@ -403,15 +408,17 @@ def run_check(args, registry, resolver) -> int:
 
     checked = [r.path for r in results if not r.warnings or r.diagnostics]
     report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked)
+    from .output import warn_line, write_chunks, write_report
+
     if args.output_file:
         try:
-            with open(args.output_file, "w", encoding="utf-8") as fh:
-                fh.write(report)
+            with open(args.output_file, "w", encoding="utf-8", errors="backslashreplace") as fh:
+                write_chunks(fh, report)
         except OSError as exc:
-            print(f"kernlint: error: {args.output_file}: {exc.strerror}", file=sys.stderr)
+            warn_line(sys.stderr, f"kernlint: error: {args.output_file}: {exc.strerror or exc}")
             return 2
     else:
-        sys.stdout.write(report)
+        write_report(report)  # (streamed; a failed write raises, for `main` to report)
     return 0 if (args.exit_zero or not diagnostics) else 1
 
 
@@ -503,7 +510,8 @@ def _lint_bytes(res, data: bytes, settings, registry):
         return None
 
 
-def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked) -> str:
+def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked):
+    """The report as an iterable of strings (text, json and github are generated as written)."""
     fmt = args.output_format
 
     def fix_available(d):
@@ -513,35 +521,36 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked) 
         from .output import text
 
         if args.statistics:
-            return text.statistics(diagnostics, fix_available)
-        out = text.render(
+            return [text.statistics(diagnostics, fix_available)]
+        out = text.iter_render(
             diagnostics, sources, show_source=not args.no_show_source, fix_available=fix_available
         )
-        if not args.quiet:
-            fixable = sum(1 for d in diagnostics if fix_available(d))
-            hidden = (
-                0
-                if unsafe
-                else sum(1 for d in diagnostics if d.fix and d.fix.applicability == "unsafe")
-            )
-            out += ("\n" if out else "") + text.summary(
-                len(diagnostics), fixable, fixed_count, hidden
-            )
-        return out
+        if args.quiet:
+            return out
+        fixable = sum(1 for d in diagnostics if fix_available(d))
+        hidden = (
+            0
+            if unsafe
+            else sum(1 for d in diagnostics if d.fix and d.fix.applicability == "unsafe")
+        )
+        tail = ("\n" if diagnostics else "") + text.summary(
+            len(diagnostics), fixable, fixed_count, hidden
+        )
+        return itertools.chain(out, [tail])
     if fmt == "json":
         from .output import json_format
 
-        return json_format.render(diagnostics, sources)
+        return json_format.iter_render(diagnostics, sources)
     if fmt == "github":
         from .output import github
 
-        return github.render(diagnostics)
+        return github.iter_render(diagnostics)
     if fmt == "sarif":
         from .output import sarif
 
-        return sarif.render(diagnostics, registry, sources)
+        return [sarif.render(diagnostics, registry, sources)]
     if fmt == "junit":
         from .output import junit
 
-        return junit.render(diagnostics, checked)
+        return [junit.render(diagnostics, checked)]
     raise AssertionError(fmt)

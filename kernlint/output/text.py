@@ -1,44 +1,115 @@
-"""Human-readable output: `path:line:col: CODE [name] message`, the line, a caret."""
+"""Human-readable output: `path:line:col: CODE [name] message`, the line, a caret.
+
+The source excerpt is a window of at most WINDOW characters around the finding's column (an
+ellipsis marks a cut side), so a report grows with the number of findings, not with the
+length of their lines. Control characters are shown as escapes (tabs are kept), and the
+caret stays under the characters it marks.
+"""
 
 from __future__ import annotations
 
+from . import UNSAFE, escape_char, printable
 
-def _caret_line(line_text: str, col: int, width: int) -> str:
-    before = line_text[: col - 1]
-    if "\t" in before:  # keep tabs, so the caret lines up where the line has them
-        prefix = "".join("\t" if c == "\t" else " " for c in before)
+WINDOW = 120  # source characters shown around a finding, at most
+ELLIPSIS = "..."
+_MIN_CONTEXT = 16  # characters of the window left for context when the highlight is long
+_SPAN = 4 * WINDOW + 3  # bytes read on each side: WINDOW characters, plus a cut character
+
+
+def _plain(s: str) -> bool:
+    """No character of `s` needs an escape (tabs are kept)."""
+    if s.isascii() and s.isprintable():
+        return True
+    return UNSAFE.search(s.replace("\t", " ")) is None
+
+
+def _shown(c: str) -> str:
+    if c == "\t" or UNSAFE.match(c) is None:
+        return c
+    return escape_char(c)
+
+
+def _offset(source, d, row: int) -> int:
+    """Byte offset of the finding's start on its line (its own offset when that is on the
+    line, as it always is for kernlint's findings; else from its column)."""
+    start = source.line_starts[row]
+    end = source.line_end(row)
+    if start <= d.start <= end:
+        return d.start
+    return min(max(start, source.offset_of(d.line, max(1, d.column))), end)
+
+
+def excerpt(source, d) -> tuple[str, str] | None:
+    """(the excerpt of the finding's line, the caret line under it), or None."""
+    row = d.line - 1
+    if not 0 <= row < len(source.line_starts):
+        return None
+    data = source.data
+    line_start, line_end = source.line_starts[row], source.line_end(row)
+    at = _offset(source, d, row)
+    # Only a window of bytes on each side of the column is decoded: the cut characters at the
+    # far ends (a split UTF-8 sequence) lie beyond the WINDOW characters that can be shown.
+    pre_from = max(line_start, at - _SPAN)
+    post_to = min(line_end, at + _SPAN)
+    pre = data[pre_from:at].decode("utf-8", "surrogateescape")
+    post = data[at:post_to].decode("utf-8", "surrogateescape")
+    if d.end_line == d.line:
+        width = max(1, d.end_column - d.column)
+    else:  # to the end of the line
+        width = max(1, len(post))
+    mark = min(width, len(post), WINDOW - _MIN_CONTEXT)
+    left_want = (WINDOW - mark) // 2
+    right_want = WINDOW - mark - left_want
+    left = min(len(pre), left_want)
+    right = min(len(post) - mark, right_want + (left_want - left))
+    left = min(len(pre), left + max(0, right_want - right))
+    cut_left = left < len(pre) or pre_from > line_start
+    cut_right = mark + right < len(post) or post_to < line_end
+
+    before, marked, after = pre[len(pre) - left :], post[:mark], post[mark : mark + right]
+    if _plain(before) and _plain(marked) and _plain(after):  # (the usual line: no escapes)
+        pad = " " * len(before)
+        if "\t" in before:
+            pad = "".join("\t" if c == "\t" else " " for c in before)
+        text = [before, marked, after]
+        carets = len(marked)
     else:
-        prefix = " " * len(before)
-    return prefix + "^" * max(1, width)
+        text, pads = [], []
+        for c in before:
+            shown = _shown(c)
+            text.append(shown)
+            pads.append("\t" if c == "\t" else " " * len(shown))
+        pad = "".join(pads)
+        shown = "".join(map(_shown, marked))
+        carets = len(shown)
+        text += [shown, *map(_shown, after)]
+    if cut_left:
+        text.insert(0, ELLIPSIS)
+        pad = " " * len(ELLIPSIS) + pad
+    if cut_right:
+        text.append(ELLIPSIS)
+    return "".join(text), pad + "^" * max(1, carets)
+
+
+def iter_render(diagnostics, sources, *, show_source: bool = True, fix_available=None):
+    """The report, one finding (its lines, each ending in a newline) at a time."""
+    for d in diagnostics:
+        marker = " [*]" if fix_available and fix_available(d) else ""
+        head = f"{printable(d.path)}:{d.line}:{d.column}: {d.code}{marker} [{d.name}] "
+        head += printable(d.message) + "\n"
+        source = sources.get(d.path) if show_source else None
+        shown = excerpt(source, d) if source is not None else None
+        if shown is None:
+            yield head
+            continue
+        gutter = f"{d.line:>5} | "
+        yield (f"{head}{gutter}{shown[0]}\n{' ' * (len(gutter) - 2)}| {shown[1]}\n")
 
 
 def render(diagnostics, sources, *, show_source: bool = True, fix_available=None) -> str:
-    out = []
-    for d in diagnostics:
-        marker = " [*]" if fix_available and fix_available(d) else ""
-        out.append(f"{d.path}:{d.line}:{d.column}: {d.code}{marker} [{d.name}] {d.message}")
-        source = sources.get(d.path) if show_source else None
-        if source is not None:
-            # The finding's own offset gives its line: no need to find every line of the file
-            # (the line number was computed from that offset in the same bytes).
-            text = None
-            if 0 <= d.start <= len(source.data):
-                text = source.line_text_at(d.start)
-            elif 0 <= d.line - 1 < len(source.line_starts):
-                text = source.line_text(d.line - 1)
-            if text is not None:
-                text_clean = (
-                    text
-                    if text.isascii()
-                    else text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                )
-                gutter = f"{d.line:>5} | "
-                out.append(gutter + text_clean)
-                width = (
-                    (d.end_column - d.column) if d.end_line == d.line else len(text) - d.column + 1
-                )
-                out.append(" " * (len(gutter) - 2) + "| " + _caret_line(text, d.column, width))
-    return "\n".join(out) + ("\n" if out else "")
+    return "".join(
+        iter_render(diagnostics, sources, show_source=show_source, fix_available=fix_available)
+    )
 
 
 def summary(n: int, fixable: int, fixed: int = 0, unsafe_hidden: int = 0) -> str:

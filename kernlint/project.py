@@ -146,6 +146,8 @@ def collect(paths, cache=None, stats=None) -> set[str]:
     unchanged since the last run are not read again. `stats`: the files' `os.stat` results
     (None where it failed), needed with a cache."""
     out: set[str] = set()
+    if cache is not None:
+        from .cache import content_hash, decode_targets, encode_targets
     for k, path in enumerate(paths):
         st = None
         if cache is not None:
@@ -154,8 +156,10 @@ def collect(paths, cache=None, stats=None) -> set[str]:
                 continue
             found = cache.lookup_stat(path, _CACHE_KEY, st)
             if found is not None:
-                out |= found
-                continue
+                found = decode_targets(found)
+                if found is not None:  # (None: an entry of the wrong shape)
+                    out |= found
+                    continue
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -164,7 +168,7 @@ def collect(paths, cache=None, stats=None) -> set[str]:
         targets = targets_in_snippets(data)
         out |= targets
         if cache is not None and st is not None:
-            cache.store(path, _CACHE_KEY, st, "", frozenset(targets))
+            cache.store(path, _CACHE_KEY, st, content_hash(data), encode_targets(targets))
     return out
 
 

@@ -10,7 +10,6 @@ from .config import import_time_policy
 from .discovery import discover
 from .engine import FileResult, lint_file
 from .fixes import applicable, apply_fixes, unified_diff
-from .record import replace
 
 
 def _warn(message: str) -> None:
@@ -100,7 +99,7 @@ def _jobs() -> int:
 def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     """Lint candidates (cached results reused); results come back in candidate order."""
     if cache is not None:
-        from .cache import settings_key  # (hashlib and pickle: not needed without a cache)
+        from .cache import settings_key  # (hashlib, hmac, json: not needed without a cache)
 
     jobs = jobs or _jobs()
     parallel = jobs > 1 and len(candidates) >= PARALLEL_THRESHOLD and _can_fork()
@@ -139,7 +138,8 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                 payload = cache.lookup_stat(cand.abspath, keys[i], stats[i])
                 if payload is not None:
                     results[i] = _from_payload(cand, payload)
-                    continue
+                    if results[i] is not None:  # (None: an entry of the wrong shape)
+                        continue
         pending.append((i, cand))
 
     want_digest = cache is not None
@@ -300,16 +300,28 @@ def _can_fork() -> bool:
     return hasattr(os, "fork")
 
 
-def _to_payload(res):
-    return (res.diagnostics, res.warnings, res.notes)
+def _to_payload(res) -> str:
+    from .cache import encode_result
+
+    return encode_result(res.diagnostics, res.warnings, res.notes)
 
 
-def _from_payload(cand, payload):
-    diagnostics, warnings, notes = payload if len(payload) == 3 else (*payload, [])
-    diags = [d if d.path == cand.display else replace(d, path=cand.display) for d in diagnostics]
-    return FileResult(
-        cand.display, diags, list(warnings), None, cand.abspath, cand.language, list(notes)
-    )
+def _decode_result(payload: str, path: str):
+    """`kernlint.cache.decode_result`, imported on the first call (it runs once per cached
+    file: an import statement in each call costs about 1 us)."""
+    global _decode_result
+    from .cache import decode_result as _decode_result
+
+    return _decode_result(payload, path)
+
+
+def _from_payload(cand, payload: str):
+    """The FileResult of a cached entry's payload; None if it does not decode."""
+    decoded = _decode_result(payload, cand.display)
+    if decoded is None:
+        return None
+    diags, warnings, notes = decoded
+    return FileResult(cand.display, diags, warnings, None, cand.abspath, cand.language, notes)
 
 
 def lint_paths(

@@ -62,6 +62,7 @@ def settings_key(settings, rules, is_jit: bool, project: str = "") -> str:
     if getattr(settings, "semantic", False):
         policy += "|semantic|" + ",".join(getattr(settings, "include_paths", []))
         policy += "|" + "\0".join(getattr(settings, "defines", []))
+    policy += f"|cap={getattr(settings, 'max_file_size', '')}"  # (a lower cap skips files)
     h.update(f"{__version__}|{FORMAT}|{int(is_jit)}|{project}|{policy}|".encode())
     h.update(",".join(r.code for r in rules).encode())
     return h.hexdigest()[:24]

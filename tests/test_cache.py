@@ -481,3 +481,17 @@ def test_racy_entry_becomes_plain_once_old(tree, monkeypatch):
     assert tree.check() == tree.expected and tree.linted == []
     c = cache_mod.Cache(tree.cache_dir)
     assert [_fields(g[abspath])[1] for g in c.entries.values() if abspath in g] == ["0", "0"]
+
+
+def test_a_lower_max_file_size_is_not_answered_from_the_cache(tmp_path):
+    """A file linted with the default cap, then over a lowered cap: skipped, as --no-cache."""
+    from kernlint.cli import main
+
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "k.cu").write_bytes(b"// caf\xc3\xa9\n" + b"int x;\n" * 40)
+    cache = str(tmp_path / "c")
+    assert main(["check", "-q", "--cache-dir", cache, str(tree)]) == 1
+    (tree / "kernlint.toml").write_text("max-file-size = 100\n")
+    assert main(["check", "-q", "--cache-dir", cache, str(tree)]) == 0
+    assert main(["check", "-q", "--no-cache", str(tree)]) == 0

@@ -5,6 +5,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pytest  # noqa: E402
 
+# The result cache's per-user key lives under XDG_CACHE_HOME: tests (and the kernlint processes
+# they start) use one of their own, never the user's.
+if "KERNLINT_TEST_KEEP_XDG" not in os.environ:
+    import tempfile
+
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="kernlint-test-xdg-")
+
 
 @pytest.fixture(scope="session")
 def sglang_package(tmp_path_factory):

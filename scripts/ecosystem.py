@@ -7,6 +7,7 @@ reviewed verdicts that guard every rule's precision.
     python scripts/ecosystem.py verdicts                 # the verdicts file against the working tree
     python scripts/ecosystem.py table                    # the per-rule table of docs/real-world.md
     python scripts/ecosystem.py sample CU003 --corpus sglang-snapshot -n 30   # findings to review
+    python scripts/ecosystem.py merge reviewed.toml      # add reviewed verdicts to the file
 
 Corpora (pinned; `prepare` lays them out under `--dir`, default `~/.cache/kernlint/ecosystem`):
 
@@ -380,6 +381,57 @@ def cmd_sample(args) -> int:
     return 0
 
 
+def _toml_str(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def write_verdicts(verdicts, misses, path: str = VERDICTS) -> None:
+    """Write the verdicts file in its canonical form (sorted; the header comment kept)."""
+    with open(path, encoding="utf-8") as fh:
+        header = []
+        for line in fh:
+            if not line.startswith("#"):
+                break
+            header.append(line)
+    out = ["".join(header)]
+    order = list(CORPORA)
+    for v in sorted(
+        verdicts, key=lambda v: (order.index(v["corpus"]), v["rule"], v["path"], v["line"])
+    ):
+        out.append("\n[[verdict]]\n")
+        for k in ("corpus", "path", "line", "rule", "verdict", "known", "reason"):
+            if k not in v:
+                continue
+            val = v[k]
+            text = (
+                ("true" if val else "false")
+                if isinstance(val, bool)
+                else (str(val) if isinstance(val, int) else _toml_str(val))
+            )
+            out.append(f"{k} = {text}\n")
+    for corpus in sorted(misses, key=order.index):
+        out.append(f"\n[misses.{_toml_str(corpus)}]\n")
+        for code, text in sorted(misses[corpus].items()):
+            out.append(f"{code} = {_toml_str(text)}\n")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("".join(out))
+
+
+def cmd_merge(args) -> int:
+    """Merge reviewed verdicts from other files (a later file wins for the same finding)."""
+    verdicts = {(v["corpus"], v["path"], v["line"], v["rule"]): v for v in load_verdicts()}
+    misses = load_misses()
+    for path in args.files:
+        for v in load_verdicts(path):
+            verdicts[(v["corpus"], v["path"], v["line"], v["rule"])] = v
+        for corpus, rows in load_misses(path).items():
+            misses.setdefault(corpus, {}).update(rows)
+    write_verdicts(list(verdicts.values()), misses)
+    load_verdicts()  # (the written file reads back)
+    print(f"{len(verdicts)} verdicts in {os.path.relpath(VERDICTS)}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--dir", default=os.environ.get("KERNLINT_ECOSYSTEM_DIR", DEFAULT_DIR))
@@ -401,7 +453,11 @@ def main(argv=None) -> int:
     s.add_argument("--corpus", action="append", choices=list(CORPORA))
     s.add_argument("-n", type=int, default=30)
     s.add_argument("--context", type=int, default=3)
+    m = sub.add_parser("merge", help="merge reviewed verdicts from other TOML files")
+    m.add_argument("files", nargs="+")
     args = ap.parse_args(argv)
+    if args.command == "merge":
+        return cmd_merge(args)
     if args.command == "prepare":
         got = prepare(args.dir, args.corpus or list(CORPORA))
         for name, root in got.items():

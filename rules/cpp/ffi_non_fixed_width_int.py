@@ -55,8 +55,21 @@ struct ScaleKernel {
 
 ## Fix safety
 The fix replaces the type with its fixed-width equivalent and is unsafe: it can change the ABI
-of the exported function (a different width on some platform), and callers that rely on the old
-type (overloads, explicit template arguments) must be updated with it.
+of the exported function (a different width on some platform), and callers in other files that
+rely on the old type (overloads, explicit template arguments) must be updated with it.
+
+Most replacements are the same type on LP64 (`long` and `int64_t` are both `long`, `size_t`
+and `uint64_t` both `unsigned long`), so declarations that keep the old spelling still match.
+`long long` and `unsigned long long` are not (`int64_t` is `long`): that fix changes the type in
+every declaration of the function in the file with as many parameters (forward declarations,
+the in-class declaration of an out-of-line member), and is not offered where one of them spells
+another type there (an overload on `long` would collide with the fixed one), or where the
+function's name is used other than in calls, arguments and `auto` variables (an explicitly
+typed function pointer). No fix is offered either where the fixed-width name may be undeclared:
+the file must include `<cstdint>`, `<stdint.h>`, `<cinttypes>`, a TVM FFI or `sgl_kernel`
+header, or already use the name. A function that returns a pointer or a reference to an
+integer is not reported. `tests/test_fixes_compile.py` applies every fix to the kernels in
+`fixtures/fix-compile/` and compiles them with nvcc.
 """
 
 from __future__ import annotations
@@ -64,6 +77,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from kernlint.cpp.fix_safety import FixSafety
 from kernlint.cpp.lexer import span_at
 from kernlint.cpp.params import function_declarator
 from kernlint.model import Edit, Fix, Rule
@@ -108,6 +122,17 @@ REPLACEMENTS = {
     "intptr_t": "int64_t",
     "uintptr_t": "uint64_t",
 }
+# Spelled types whose replacement is another type on LP64 (`int64_t` is `long` there, not
+# `long long`): every declaration must change with the definition.
+DIFFERENT_TYPE = frozenset(
+    {
+        "long long",
+        "long long int",
+        "signed long long",
+        "unsigned long long",
+        "unsigned long long int",
+    }
+)
 _EXPORT = re.compile(rb"\bTVM_FFI_DLL_EXPORT_TYPED_FUNC\s*\(\s*\w+\s*,\s*\(?\s*&?\s*([\w:]+)")
 
 
@@ -206,6 +231,7 @@ def check(ctx) -> None:
         if not any(_target_token(t) in data for t in targets):
             return
     exported = _exported_names(ctx)
+    safety = None
     for func in ctx.facts.functions:
         if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
             continue
@@ -232,11 +258,9 @@ def check(ctx) -> None:
                 continue
             name = f"`{param.name}`" if param.name else f"#{param.index + 1}"
             spelled = " ".join(ctx.text(param.type_node).split())
-            fix = Fix(
-                (Edit(param.type_node.start_byte, param.type_node.end_byte, replacement),),
-                "unsafe",
-                f"Use `{replacement}`",
-            )
+            if safety is None:
+                safety = FixSafety(ctx)
+            fix = _fix(safety, func.node, param.index, param.type_node, replacement)
             ctx.report_node(
                 param.node,
                 f"FFI function `{func.name}` takes {name} as `{spelled}`: "
@@ -244,17 +268,31 @@ def check(ctx) -> None:
                 fix,
             )
         ret = func.node.child_by_field_name("type")
-        if ret is not None:
+        declarator = func.node.child_by_field_name("declarator")
+        if ret is not None and declarator is not None and declarator.type == "function_declarator":
             replacement = REPLACEMENTS.get(_spelled(ret))
             if replacement is not None:
-                fix = Fix(
-                    (Edit(ret.start_byte, ret.end_byte, replacement),),
-                    "unsafe",
-                    f"Use `{replacement}`",
-                )
+                if safety is None:
+                    safety = FixSafety(ctx)
                 ctx.report_node(
                     ret,
                     f"FFI function `{func.name}` returns `{' '.join(ctx.text(ret).split())}`: "
                     f"use a fixed-width type (`{replacement}`)",
-                    fix,
+                    _fix(safety, func.node, None, ret, replacement),
                 )
+
+
+def _fix(safety, func_node, index, type_node, replacement) -> Fix | None:
+    """The fix for one type (parameter `index`, or None: the return type), or None where the
+    fixed file might not compile: the fixed-width name would be undeclared, or a replacement
+    that is another type (`long long` -> `int64_t`) cannot reach every declaration."""
+    if not safety.fixed_width_names_declared(replacement):
+        return None
+    spelled = _spelled(type_node)
+    if spelled in DIFFERENT_TYPE:
+        edits = safety.int_type_edits(func_node, index, spelled, replacement, _spelled)
+        if edits is None:
+            return None
+    else:
+        edits = [Edit(type_node.start_byte, type_node.end_byte, replacement)]
+    return Fix(tuple(edits), "unsafe", f"Use `{replacement}`")

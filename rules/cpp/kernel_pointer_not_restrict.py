@@ -15,8 +15,8 @@ On the SGLang 0.5.23 JIT tree the 149 params structs passed to kernels have 890 
 members, 680 of them already `__restrict__` and 210 not (32 files): reporting them would more
 than double the rule's findings with advice of unproven value (docs/real-world.md). Pointers to
 pointers are reported on the parameter's own pointer (`T** __restrict__ p`); function pointers,
-references and array parameters are not reported. Kernels inside regions the parser could not
-understand are skipped.
+references and array parameters (`T* p[4]`, `T p[]`) are not reported; a pointer to an array
+(`T (*p)[4]`) is. Kernels inside regions the parser could not understand are skipped.
 
 ## Why is this bad?
 Without `__restrict__` the compiler must assume that every pointer may alias every other, so
@@ -49,10 +49,21 @@ The fix inserts `__restrict__` after the `*` and is unsafe: it is a promise that
 pointer reaches the same memory during the kernel. A kernel that is deliberately called
 in place (the same buffer as input and output) must not get it; suppress the finding there
 with `// kernlint: ignore[kernel-pointer-not-restrict]` and a comment saying why.
+
+`__restrict__` qualifies the parameter itself (a top-level qualifier), so forward declarations,
+explicit instantiations and function-pointer types need not change with it (nvcc accepts the
+mismatch). It does change what binds to the parameter: the finding is reported without a fix
+where the body takes its address (`&p` is a `float* __restrict__*`, which a `float**` parameter
+does not accept), binds it to an explicitly typed reference (`float*& r = p;`, `float* const&`),
+or passes it to a function of this file whose parameter there is a reference (`float*& p`).
+A callee declared in another header is taken to receive the pointer by value.
+`tests/test_fixes_compile.py` applies every fix to the kernels in `fixtures/fix-compile/` and
+compiles them with nvcc.
 """
 
 from __future__ import annotations
 
+from kernlint.cpp.fix_safety import FixSafety, Shape, display_name
 from kernlint.model import Edit, Fix, Rule
 
 RULE = Rule(
@@ -67,20 +78,29 @@ RULE = Rule(
 
 
 def check(ctx) -> None:
+    safety = None
     for kernel in ctx.facts.kernels:
         for param in ctx.facts.params_of(kernel.node):
             if param.pointer_depth == 0 or param.is_reference or param.restrict:
                 continue
+            if param.is_array and Shape(param.node).array_of_pointers:
+                continue  # `T* p[4]`: an array parameter (its `*` is the elements')
             star = _top_star(param.own_pointer)
             if star is None:
                 continue
             name = f"`{param.name}`" if param.name else f"#{param.index + 1}"
-            after = ctx.data[star.end_byte : star.end_byte + 1]
-            text = " __restrict__" if after in (b" ", b"\t", b"\n", b"\r") else " __restrict__ "
-            fix = Fix((Edit(star.end_byte, star.end_byte, text),), "unsafe", "Add `__restrict__`")
+            if safety is None:
+                safety = FixSafety(ctx)
+            fix = None
+            if safety.restrict_ok(kernel.node, param.name):
+                after = ctx.data[star.end_byte : star.end_byte + 1]
+                text = " __restrict__" if after in (b" ", b"\t", b"\n", b"\r") else " __restrict__ "
+                fix = Fix(
+                    (Edit(star.end_byte, star.end_byte, text),), "unsafe", "Add `__restrict__`"
+                )
             ctx.report_node(
                 param.node,
-                f"pointer parameter {name} of kernel `{kernel.name}` is not `__restrict__`",
+                f"pointer parameter {name} of kernel `{display_name(kernel)}` is not `__restrict__`",
                 fix,
             )
 

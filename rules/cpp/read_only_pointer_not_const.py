@@ -53,15 +53,37 @@ __global__ void add_kernel(float* __restrict__ out, const float* __restrict__ a,
 ```
 
 ## Fix safety
-The fix adds `const` to the pointee type and is unsafe: host code that takes the kernel's
-address with an explicit function-pointer type, or a matching declaration elsewhere, must be
-changed with it, and a write the analysis could not see (through a macro) would stop compiling.
+The fix adds `const` to the pointee type and is unsafe: it changes the kernel's type, and a
+write the analysis could not see (through a macro, or in another file that declares the kernel)
+would stop compiling. It is offered only where the file is shown to keep compiling, and then it
+carries every edit that needs:
+
+* `const` in the target type of a `static_cast` or `reinterpret_cast` of the pointer to a
+  non-const pointer type (`reinterpret_cast<float4*>(p)` -> `reinterpret_cast<const float4*>(p)`,
+  which would otherwise cast const away), and in the type of a local pointer variable it
+  initializes (`float* row = p + k;` -> `const float* row = p + k;`), followed through their uses;
+* the same `const` on every other definition (preprocessor variants, each of which must be
+  read-only too), forward declaration and explicit instantiation of the kernel in the file
+  (`template __global__ void k<float>(float*, int);`).
+
+C-style casts and `const_cast` compile from a const operand and are left alone; `auto`
+variables deduce the new type. The finding is reported without a fix where that cannot be
+shown: the parameter's type is spelled through `decltype`, the pointer goes to a callee whose
+parameter is not `const T*` in this file, the kernel's name is used other than in calls,
+launches, arguments, casts and `auto` variables (an explicitly typed function pointer, a
+template argument, a macro that declares or instantiates it), an explicit specialization of
+the kernel writes through its parameter, or a method is called on an element. Operators
+applied to an element (`p[i] + x`) are taken to be built-in or const-correct. Arrays of
+pointers (`float* p[4]`, a `float**`) are not reported: `const float* p[4]` would not accept
+a `float**` argument. `tests/test_fixes_compile.py` applies every fix to the kernels in
+`fixtures/fix-compile/` and compiles them with nvcc.
 """
 
 from __future__ import annotations
 
+from kernlint.cpp.fix_safety import FixSafety, Shape, display_name
 from kernlint.cpp.writes import READ, Analyzer
-from kernlint.model import Edit, Fix, Rule
+from kernlint.model import Fix, Rule
 
 RULE = Rule(
     code="CU004",
@@ -79,6 +101,7 @@ def check(ctx) -> None:
     # A kernel defined more than once (preprocessor variants, e.g. a stub for old architectures)
     # is judged by all its definitions: a parameter is read-only only if it is in every one.
     verdicts: dict[tuple[str, str], set[str]] = {}
+    by_definition: dict[tuple[int, int], str] = {}  # (definition id, index) -> verdict
     candidates = []
     sem = ctx.semantic if facts.kernels else None
     callee_const = sem.callee_param_const if sem is not None else None
@@ -87,25 +110,31 @@ def check(ctx) -> None:
             kernel.node.child_by_field_name("body"), facts.functions_by_name, 0, callee_const
         )
         for param in facts.params_of(kernel.node):
-            key = (kernel.name, param.name)
+            key = (display_name(kernel), param.name)
             if not _candidate(param):
                 verdicts.setdefault(key, set()).add("not a candidate")
                 continue
-            verdicts.setdefault(key, set()).add(analyzer.param_access(param.name))
+            verdict = analyzer.param_access(param.name)
+            verdicts.setdefault(key, set()).add(verdict)
+            by_definition[(kernel.node.id, param.index)] = verdict
             candidates.append((kernel, param, key))
+    safety = None
     for kernel, param, key in candidates:
         if verdicts[key] != {READ}:
             continue
         head = ctx.data[param.node.start_byte : param.declarator.start_byte]
         spelled = " ".join(head.decode("utf-8", "replace").split())
-        fix = Fix(
-            (Edit(param.node.start_byte, param.node.start_byte, "const "),),
-            "unsafe",
-            "Add `const` to the pointee type",
+        if safety is None:
+            safety = FixSafety(ctx)
+        edits = safety.const_param_edits(
+            kernel.node, param.index, lambda d, i: by_definition.get((d.id, i)) == READ
         )
+        fix = None
+        if edits is not None:
+            fix = Fix(tuple(edits), "unsafe", "Add `const` to the pointee type")
         ctx.report_node(
             param.node,
-            f"kernel `{kernel.name}` never writes through `{param.name}`: "
+            f"kernel `{display_name(kernel)}` never writes through `{param.name}`: "
             f"declare it `const {spelled}*`",
             fix,
         )
@@ -119,4 +148,6 @@ def _candidate(param) -> bool:
         and bool(param.name)
         and param.type_node is not None
         and param.declarator is not None
+        # `T* p[4]` is a pointer to pointers: `const T* p[4]` would not accept a `T**`.
+        and not Shape(param.node).array_of_pointers
     )

@@ -98,7 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
     c.add_argument("--diff", action="store_true", help="show fixes as a diff, change nothing")
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    c.add_argument("--statistics", action="store_true", help="print counts per rule")
+    c.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print counts per rule, and of the files with unparsed regions",
+    )
+    c.add_argument(
+        "--show-skipped",
+        action="store_true",
+        help="list the regions no rule could judge (unparsed), on stderr",
+    )
     c.add_argument("--config", metavar="FILE", help="use this config file for every file")
     c.add_argument("--exclude", action="append", help="replace the exclude list (globs)")
     c.add_argument("--extend-exclude", action="append", help="more globs to exclude")
@@ -122,6 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", choices=("text", "json"), default="text")
     d = sub.add_parser("rule", help="print a rule's documentation")
     d.add_argument("rule", metavar="NAME|CODE")
+    i = sub.add_parser("inspect", help="print what kernlint understood of one file")
+    i.add_argument("file", metavar="FILE")
+    i.add_argument("--format", choices=("text", "json"), default="text")
+    i.add_argument("--config", metavar="FILE", help="use this config file")
+    i.add_argument(
+        "--wrappers-from",
+        action="append",
+        metavar="PATH",
+        help="Python files or directories whose `cuda_wrappers` targets count (repeatable)",
+    )
     return p
 
 
@@ -134,9 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     from .output import ReportWriteError, flush_stdout, report_error, silence_stdout
 
     try:
-        if args.command in ("rules", "rule"):
+        if args.command in ("rules", "rule", "inspect"):
             try:
-                status = cmd_rules(args) if args.command == "rules" else cmd_rule(args)
+                if args.command == "inspect":
+                    from .inspect import cmd_inspect
+
+                    status = cmd_inspect(args)
+                else:
+                    status = cmd_rules(args) if args.command == "rules" else cmd_rule(args)
             except BrokenPipeError:
                 raise
             except OSError as exc:  # (these commands only print)

@@ -35,6 +35,10 @@ class FileResult:
     abspath: str = ""
     language: str = ""
     notes: list[str] = field(default_factory=list)  # aggregated once per run (semantic pass)
+    # With `record_unparsed(True)` (`--statistics`, `--show-skipped`): the regions of a file
+    # whose tree the rules needed that no rule could judge, as (first line, last line, reason)
+    # ([] for a clean parse); None when no tree was built or nothing was asked.
+    unparsed: list | None = None
 
 
 class Context:
@@ -410,7 +414,53 @@ def lint_source(
     diagnostics.sort(key=Diagnostic.sort_key)
     result.diagnostics = diagnostics
     result.notes = list(ctx.notes)
+    if _RECORD_UNPARSED and "tree" in ctx.__dict__:  # (only a tree the rules built anyway)
+        result.unparsed = unparsed_regions(ctx)
     return result
+
+
+_RECORD_UNPARSED = False
+
+
+def record_unparsed(on: bool) -> None:
+    """Record each parsed file's unparsed regions into its FileResult (`unparsed`). Off by
+    default: a normal run never looks for them. (Set before a pool forks: workers inherit it.)"""
+    global _RECORD_UNPARSED
+    _RECORD_UNPARSED = bool(on)
+
+
+def recording_unparsed() -> bool:
+    return _RECORD_UNPARSED
+
+
+def unparsed_regions(ctx) -> list[tuple[int, int, str]]:
+    """(first line, last line, reason) of the text in `ctx`'s tree that no rule can judge: the
+    ERROR and MISSING nodes of a C++/CUDA tree (after normalization; overlapping line ranges
+    merged), or the whole of a Python file that failed to parse."""
+    source = ctx.source
+    tree = ctx.tree
+    # (the last line: a final line break ends it, it starts no line of its own)
+    lines = max(1, len(source.line_starts) - (1 if source.data.endswith(b"\n") else 0))
+    if source.language != "cpp":
+        if tree is not None:
+            return []
+        line = getattr(ctx, "_syntax_error_at", (1, 1))[0]
+        return [(1, lines, f"cannot parse: {ctx.parse_error} (line {line})")]
+    if "facts" in ctx.__dict__:
+        ranges = ctx.facts.error_ranges
+    else:
+        from .cpp.parser import error_nodes
+
+        ranges = [(n.start_byte, n.end_byte) for n in error_nodes(tree.root_node)]
+    out: list[tuple[int, int, str]] = []
+    for start, end in ranges:
+        first = min(source.line_index(start) + 1, lines)
+        last = min(source.line_index(max(start, end - 1)) + 1, lines)
+        if out and first <= out[-1][1]:  # (overlapping line ranges: one region)
+            out[-1] = (out[-1][0], max(last, out[-1][1]), "")
+        else:
+            out.append((first, last, ""))
+    return out
 
 
 def _partial_lines(rules: list[Rule], data: bytes) -> list | None:

@@ -8,7 +8,7 @@ import sys
 
 from .config import import_time_policy
 from .discovery import discover
-from .engine import FileResult, lint_file
+from .engine import FileResult, lint_file, recording_unparsed
 from .fixes import applicable, apply_fixes, unified_diff
 
 
@@ -77,6 +77,8 @@ def _lint_chunk(job):
             res.source = None  # (kept for a fix: computed on exactly these bytes)
         if digest is not None or res.diagnostics or res.warnings or res.notes:
             done.append((i, res, digest))
+        elif res.unparsed is not None:  # (`--statistics`: a parsed file counts)
+            done.append((i, res, digest))
         # else: nothing to send back (most files); the parent fills in an empty result
     return done, found
 
@@ -116,6 +118,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     results = [None] * len(candidates)
     keys = [None] * len(candidates)
     stats = [None] * len(candidates)
+    unparsed = recording_unparsed()
     if cache is not None:
         stats = [_stat(c.abspath) for c in candidates]  # once: the project facts use them too
     _collect_project_facts(candidates, resolver, cache, wrappers=not deferred, stats=stats)
@@ -127,6 +130,8 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
             rules = settings.rules_for(cand.abspath)
             is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
             project = _project_key(cand, rules)
+            if unparsed:  # (entries that hold the unparsed regions: their own key)
+                project += UNPARSED_KEY
             # Most files share their settings: the key is computed once per combination (the
             # memo holds `rules`, so its id cannot be reused by another list meanwhile).
             memo_key = (id(settings), id(rules), is_jit, project)
@@ -213,6 +218,7 @@ def _chunks(pending, jobs, want_digest, want_targets):
 
 FFI_RULE = "ffi-non-fixed-width-int"
 AITER_RULE = "ungated-aiter-import"
+UNPARSED_KEY = "|unparsed"  # (the cache key of a result recorded with its unparsed regions)
 
 
 def _wants_wrappers(candidates, resolver) -> bool:
@@ -303,7 +309,12 @@ def _can_fork() -> bool:
 def _to_payload(res) -> str:
     from .cache import encode_result
 
-    return encode_result(res.diagnostics, res.warnings, res.notes)
+    payload = encode_result(res.diagnostics, res.warnings, res.notes)
+    if recording_unparsed():  # (under UNPARSED_KEY: the result and its unparsed regions)
+        from .inspect import encode_unparsed
+
+        return encode_unparsed(payload, res.unparsed)
+    return payload
 
 
 def _decode_result(payload: str, path: str):
@@ -317,11 +328,21 @@ def _decode_result(payload: str, path: str):
 
 def _from_payload(cand, payload: str):
     """The FileResult of a cached entry's payload; None if it does not decode."""
+    unparsed = None
+    if recording_unparsed():
+        from .inspect import decode_unparsed
+
+        found = decode_unparsed(payload)
+        if found is None:
+            return None
+        payload, unparsed = found
     decoded = _decode_result(payload, cand.display)
     if decoded is None:
         return None
     diags, warnings, notes = decoded
-    return FileResult(cand.display, diags, warnings, None, cand.abspath, cand.language, notes)
+    res = FileResult(cand.display, diags, warnings, None, cand.abspath, cand.language, notes)
+    res.unparsed = unparsed
+    return res
 
 
 def lint_paths(
@@ -363,7 +384,14 @@ def run_check(args, registry, resolver) -> int:
         from .cache import Cache
 
         cache = Cache(args.cache_dir or os.path.join(os.getcwd(), ".kernlint_cache"))
-    results = lint_candidates(candidates, resolver, registry, cache=cache)
+    from .engine import record_unparsed
+
+    show_skipped = getattr(args, "show_skipped", False)
+    record_unparsed(args.statistics or show_skipped)  # (else no file's regions are looked for)
+    try:
+        results = lint_candidates(candidates, resolver, registry, cache=cache)
+    finally:
+        record_unparsed(False)
     if cache is not None:
         cache.save()
 
@@ -388,6 +416,12 @@ def run_check(args, registry, resolver) -> int:
             sources[res.path] = source
         diagnostics += diags
     diagnostics.sort(key=lambda d: d.sort_key())
+    if show_skipped:  # (on stderr, whatever the report's format)
+        from .inspect import skipped_lines
+        from .output import warn_line
+
+        for line in skipped_lines(results):
+            warn_line(sys.stderr, line)
 
     if args.write_baseline:
         from .baseline import write_baseline
@@ -419,7 +453,7 @@ def run_check(args, registry, resolver) -> int:
         return 1 if text and not args.exit_zero else 0
 
     checked = [r.path for r in results if not r.warnings or r.diagnostics]
-    report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked)
+    report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, results)
     from .output import warn_line, write_chunks, write_report
 
     if args.output_file:
@@ -522,7 +556,7 @@ def _lint_bytes(res, data: bytes, settings, registry):
         return None
 
 
-def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked):
+def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, results=()):
     """The report as an iterable of strings (text, json and github are generated as written)."""
     fmt = args.output_format
 
@@ -533,7 +567,10 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked):
         from .output import text
 
         if args.statistics:
-            return [text.statistics(diagnostics, fix_available)]
+            from .inspect import statistics_tail
+
+            tail = statistics_tail(results, checked, getattr(args, "show_skipped", False))
+            return [text.statistics(diagnostics, fix_available), tail]
         out = text.iter_render(
             diagnostics, sources, show_source=not args.no_show_source, fix_available=fix_available
         )
@@ -550,6 +587,11 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked):
         )
         return itertools.chain(out, [tail])
     if fmt == "json":
+        if args.statistics:
+            from .inspect import statistics_json
+
+            skipped = getattr(args, "show_skipped", False)
+            return [statistics_json(diagnostics, fix_available, results, checked, skipped)]
         from .output import json_format
 
         return json_format.iter_render(diagnostics, sources)

@@ -56,6 +56,7 @@ class Context:
         # Python: the line patterns the rules running on this file need (see Rule.partial_lines)
         # or None when one of them needs the whole tree.
         self.partial_lines: list | None = None
+        self.parse_too_deep = False  # (Python: the parser's recursion or memory ran out)
 
     # -- C++/CUDA ---------------------------------------------------------------------------
     @cached_property
@@ -79,8 +80,16 @@ class Context:
                 return parse(skeleton, self.source.path)
             except (SyntaxError, ValueError):
                 pass  # not a valid skeleton (or the file is invalid): parse the whole file
+            except (RecursionError, MemoryError):
+                skeleton = None  # (the whole file is nested as deep: the same error)
         try:
             return parse(self.data, self.source.path)
+        except (RecursionError, MemoryError):
+            # Nested deeper than Python's parser goes: not a syntax error of the file's.
+            self.parse_error = "too deeply nested to parse"
+            self.parse_too_deep = True
+            self._syntax_error_at = (1, 1)
+            return None
         except SyntaxError as exc:
             self.parse_error = exc.msg or "invalid syntax"
             self._syntax_error_at = (exc.lineno or 1, exc.offset or 1)
@@ -371,6 +380,10 @@ def lint_source(
     if not rules and not _has_directive(source.data):
         return result  # nothing can fire and no suppression to judge (most files)
     enabled_codes = {r.code for r in enabled}
+    if source.language == "python":
+        from .python import adopt_line_breaks
+
+        adopt_line_breaks(source)  # (lone `\r` line breaks: the lines Python counts)
     ctx = Context(source, settings, is_jit)
     if source.language == "python" and rules:
         if len(source.data) >= SKELETON_MIN_BYTES:  # (smaller files are parsed whole)
@@ -383,20 +396,20 @@ def lint_source(
         rule.check(ctx)
     if not tree_rules and "tree" in ctx.__dict__ and ctx.tree is None:
         # A byte rule looked at the tree (e.g. after its own prefilter) and found none.
-        result.warnings.append(f"{source.path}: cannot parse: {ctx.parse_error}")
+        result.warnings.append(_parse_warning(ctx))
 
     if tree_rules:
         tree = ctx.tree
         if tree is None:
             syntax = registry.by_name[META_SYNTAX]
-            if syntax.code in enabled_codes:
+            if syntax.code in enabled_codes and not ctx.parse_too_deep:
                 line, col = ctx._syntax_error_at
                 line = max(1, min(line, len(source.line_starts)))
                 offset = source.offset_of(line, max(col, 1))
                 ctx.rule = syntax
                 ctx.report(offset, offset, f"cannot parse: {ctx.parse_error}")
             else:
-                result.warnings.append(f"{source.path}: cannot parse: {ctx.parse_error}")
+                result.warnings.append(_parse_warning(ctx))
         else:
             for rule in tree_rules:
                 if rule.name == META_SYNTAX:
@@ -461,6 +474,12 @@ def unparsed_regions(ctx) -> list[tuple[int, int, str]]:
         else:
             out.append((first, last, ""))
     return out
+
+
+def _parse_warning(ctx) -> str:
+    if ctx.parse_too_deep:
+        return f"{ctx.source.path}: too deeply nested to parse; skipped"
+    return f"{ctx.source.path}: cannot parse: {ctx.parse_error}"
 
 
 def _partial_lines(rules: list[Rule], data: bytes) -> list | None:
@@ -533,18 +552,8 @@ def _suppress(ctx, diagnostics, registry, enabled_codes, is_jit):
     for s in suppressions:
         if invalid.code in enabled_codes:
             ctx.rule = invalid
-            if not s.names:
-                ctx.report(
-                    s.start,
-                    s.end,
-                    f"`kernlint: {s.kind}` must name the rules it suppresses, "
-                    f"e.g. `kernlint: {s.kind}[CODE]`",
-                )
-            for name, code in zip(s.names, s.codes, strict=True):
-                if code is None:
-                    ctx.report(
-                        s.start, s.end, f"`kernlint: {s.kind}` names an unknown rule `{name}`"
-                    )
+            for message in s.problems():  # (no names, unknown rules, a misspelt directive)
+                ctx.report(s.start, s.end, message)
         if unused.code in enabled_codes:
             ctx.rule = unused
             for name, code in zip(s.names, s.codes, strict=True):
@@ -569,8 +578,13 @@ def lint_file(
         return FileResult(display, warnings=[warning], abspath=path, language=language)
     try:
         return lint_source(source, settings, is_jit, registry, enabled)
-    except RecursionError:
-        return FileResult(display, warnings=[f"{display}: too deeply nested to analyze; skipped"])
+    except (RecursionError, MemoryError):
+        return FileResult(
+            display,
+            warnings=[f"{display}: too deeply nested to analyze; skipped"],
+            abspath=path,
+            language=language,
+        )
 
 
 def relpath_for_display(path: str) -> str:

@@ -15,7 +15,6 @@ import ast
 import re
 
 _TARGETS: frozenset[str] = frozenset()
-_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 
 
 def wrapper_targets() -> frozenset[str]:
@@ -44,14 +43,36 @@ def fingerprint() -> str:
 def normalize_target(text: str) -> str:
     text = text.strip().lstrip("&").strip()
     text = text.strip("()").strip()
-    prev = None
-    while prev != text:
-        prev = text
-        text = _TEMPLATE_ARGS.sub("", text)
+    text = _without_template_args(text)
     parts = [p.strip() for p in text.split("::") if p.strip()]
     if parts and parts[0] == "sglang":
         parts = parts[1:]
     return "::".join(parts)
+
+
+def _without_template_args(text: str) -> str:
+    """`text` without its balanced `<...>` groups, nested ones included (an unmatched `<` or
+    `>` stays): what removing innermost groups until none is left gives, in one pass."""
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    opened: list[int] = []  # lengths of `out` at each unmatched `<`
+    last = 0
+    for m in _ANGLE.finditer(text):
+        out.append(text[last : m.start()])
+        last = m.end()
+        if m.group() == "<":
+            opened.append(len(out))
+            out.append("<")
+        elif opened:
+            del out[opened.pop() :]
+        else:
+            out.append(">")
+    out.append(text[last:])
+    return "".join(out)
+
+
+_ANGLE = re.compile(r"[<>]")
 
 
 def _string_value(node) -> str | None:
@@ -93,46 +114,108 @@ def _targets_in_tree(tree) -> set[str]:
 _WRAPPERS = re.compile(rb"cuda_wrappers(?<=\bcuda_wrappers)\s*=\s*(?=[\[(])")
 
 
-def _bracketed(data: bytes, start: int) -> bytes | None:
-    """The balanced `[...]`/`(...)` starting at `start` (string literals respected)."""
+# The scanner's events: in code, a bracket, a comment or a quote; inside a string, its end, an
+# escape or (one-line strings) the end of the line.
+_CODE_EVENT = re.compile(rb"[\[\](){}#'\"]")
+_QUOTE_EVENT = re.compile(rb"[#'\"]")  # (no snippet open: only strings and comments matter)
+_STRING_END = {
+    b"'": re.compile(rb"['\\\n]"),
+    b'"': re.compile(rb'["\\\n]'),
+    b"'''": re.compile(rb"'''|\\"),
+    b'"""': re.compile(rb'"""|\\'),
+}
+
+
+def wrapper_snippets(data: bytes) -> list[bytes]:
+    """The bracketed literal after each `cuda_wrappers=` in the code of a Python file (not in
+    comments or strings), `[...]` or `(...)`, as far as its brackets balance; unclosed ones
+    are left out. One pass over the file: comments, strings and brackets are followed from
+    the start, and every `cuda_wrappers=` opener still open is closed by the same pass (an
+    unbalanced file costs its length once, not once per opener)."""
+    openers = [m.end() for m in _WRAPPERS.finditer(data)]
+    if not openers:
+        return []
+    from .python import lf_view
+
+    source, data = data, lf_view(data)  # (lone `\r` line breaks end comments too)
+    out: list[bytes] = []
+    n = len(data)
+    k = 0  # the next opener (position of its bracket)
+    pending: list[tuple[int, int]] = []  # (opener position, depth before it), innermost last
     depth = 0
-    i = start
-    quote = None
-    while i < len(data):
-        c = data[i : i + 1]
-        if quote:
-            if c == b"\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-        elif c in (b"'", b'"'):
-            quote = c
-        elif c in (b"[", b"("):
+    pos = 0
+
+    def skip_openers(until: int) -> None:
+        """Openers before `until` were in a comment or a string: not calls."""
+        nonlocal k
+        while k < len(openers) and openers[k] < until:
+            k += 1
+
+    while pos < n and (pending or k < len(openers)):
+        if pending:
+            m = _CODE_EVENT.search(data, pos)
+        else:
+            m = _QUOTE_EVENT.search(data, pos, openers[k])
+            if m is None:  # code up to the next opener: it is a call's argument
+                pos, depth = openers[k], 0
+                m = _CODE_EVENT.search(data, pos)
+        if m is None:
+            break
+        at = m.start()
+        c = data[at : at + 1]
+        if c in b"[({":
+            if k < len(openers) and openers[k] == at:
+                pending.append((at, depth))
+                k += 1
             depth += 1
-        elif c in (b"]", b")"):
+            pos = at + 1
+        elif c in b"])}":
             depth -= 1
-            if depth == 0:
-                return data[start : i + 1]
-        i += 1
-    return None
+            while pending and pending[-1][1] == depth:
+                out.append(source[pending.pop()[0] : at + 1])
+            pos = at + 1
+        elif c == b"#":
+            end = data.find(b"\n", at)
+            pos = n if end < 0 else end + 1
+            skip_openers(pos)
+        else:  # a string
+            quote = data[at : at + 3]
+            if quote not in _STRING_END:
+                quote = c
+            end_of = _STRING_END[quote].search
+            i = at + len(quote)
+            while True:
+                e = end_of(data, i)
+                if e is None:
+                    i = n  # unterminated to the end of the file
+                    pending.clear()
+                    break
+                ch = data[e.start() : e.start() + 1]
+                if ch == b"\\":
+                    i = e.start() + 2  # (an escaped quote, backslash or line break)
+                    continue
+                i = e.end()
+                if ch == b"\n":  # a one-line string not closed on its line: invalid code
+                    pending.clear()  # (every open snippet holds it: none can parse)
+                break
+            pos = i
+            skip_openers(pos)
+    return out
 
 
 def targets_in_snippets(data: bytes) -> set[str]:
     """Wrapper targets from each `cuda_wrappers=[...]` literal, parsed on its own (a few
-    hundred bytes) rather than parsing the whole file."""
+    hundred bytes) rather than parsing the whole file. A literal nested deeper than Python's
+    parser goes is skipped (the file's own lint reports it)."""
     out: set[str] = set()
     from .engine import contains
 
     if not contains(data, b"cuda_wrappers"):
         return out  # a substring search, much faster than the regex over the whole file
-    for m in _WRAPPERS.finditer(data):
-        snippet = _bracketed(data, m.end())
-        if snippet is None:
-            continue
+    for snippet in wrapper_snippets(data):
         try:
             expr = ast.parse(b"f(cuda_wrappers=" + snippet + b")", mode="eval")
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         out |= _targets_in_tree(expr)
     return out
@@ -237,10 +320,11 @@ def _import_time_statements(tree, guards):
     from .python.guards import module_level
 
     out = []
+    memo: dict = {}  # (the literals of statements share their tails: each is judged once)
     for node, (literals, guarded) in module_level(tree):
         if not isinstance(node, (ast.Import, ast.ImportFrom)) or guarded:
             continue
-        if all(guards.cuda_value(test) is pol for test, pol in literals):
+        if literals.all_hold(lambda test, pol: guards.cuda_value(test) is pol, memo):
             out.append(node)
     return out
 
@@ -275,11 +359,12 @@ def collect_aiter_import_time(paths) -> dict[str, list[tuple[int, int, int, int,
             try:
                 tree = ast.parse(data_of(path))
                 parsed[path] = (tree, _import_time_statements(tree, Guards(tree)))
-            except (SyntaxError, ValueError, RecursionError):
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
                 parsed[path] = (None, [])
         return parsed[path]
 
     findings: dict[str, list] = {}
+    reported: dict[str, set] = {}  # the import-through findings of each file, as a set
     via: dict[str, str] = {}  # tainted module -> what it imports that imports aiter
     direct: set[str] = set()
     for path, (module, is_pkg) in files.items():
@@ -324,8 +409,10 @@ def collect_aiter_import_time(paths) -> dict[str, list[tuple[int, int, int, int,
                     f"imports `{hit}` at import time, which imports aiter on CUDA ({chain}): "
                     "put this import under `if _use_aiter:`",
                 )
-                if item not in findings.setdefault(path, []):
-                    findings[path].append(item)
+                seen = reported.setdefault(path, set())
+                if item not in seen:  # (a set: many imports of one module stay linear)
+                    seen.add(item)
+                    findings.setdefault(path, []).append(item)
                 if module not in via:
                     via[module] = hit
                     new.add(module)

@@ -37,7 +37,10 @@ class PyFacts:
 
     @cached_property
     def _after_newline(self) -> bytes:
-        return b"\n" + self.source.data
+        from . import lf_view
+
+        # (lone `\r` line breaks read as `\n`: the lines Python, and `line_index`, count)
+        return b"\n" + lf_view(self.source.data)
 
     def nodes_on_lines(self, pattern, types) -> list:
         """Nodes of the given `ast` types in the statements on lines where the bytes regex
@@ -57,8 +60,9 @@ class PyFacts:
         guards = self.guards
         # Statement types are found as the statements themselves (an expression holds none).
         statements_only = all(issubclass(t, ast.stmt) for t in types)
+        at_lines = guards.statements_at_lines(lines)
         for line in lines:
-            for stmt in guards.statements_at_line(line):
+            for stmt in at_lines.get(line, ()):
                 if id(stmt) in seen:
                     continue
                 seen.add(id(stmt))
@@ -132,13 +136,21 @@ def _is_aiter(module: str) -> bool:
     return module == "aiter" or module.startswith("aiter.")
 
 
+def ast_offset(source, line: int, byte_col: int) -> int:
+    """Byte offset of an `ast` position in the file: `source.ast_offset`, with the first
+    line's columns counted after a UTF-8 BOM (Python's parser does not see it)."""
+    if line <= 1 and source.data.startswith(b"\xef\xbb\xbf"):
+        byte_col += 3
+    return source.ast_offset(line, byte_col)
+
+
 def node_span(ctx, node) -> tuple[int, int]:
     """Byte span of an `ast` node in the file."""
     src = ctx.source
-    start = src.ast_offset(node.lineno, node.col_offset)
+    start = ast_offset(src, node.lineno, node.col_offset)
     end_line = getattr(node, "end_lineno", None) or node.lineno
     end_col = getattr(node, "end_col_offset", None)
-    end = src.ast_offset(end_line, end_col if end_col is not None else node.col_offset)
+    end = ast_offset(src, end_line, end_col if end_col is not None else node.col_offset)
     return start, max(start, end)
 
 
@@ -162,9 +174,15 @@ def _qualified_names(nodes) -> dict[str, str]:
 
 def qualified(expr, names: dict[str, str]) -> str | None:
     """`tt.do_bench` with `import triton.testing as tt` -> `triton.testing.do_bench`."""
-    if isinstance(expr, ast.Name):
-        return names.get(expr.id, expr.id)
-    if isinstance(expr, ast.Attribute):
-        base = qualified(expr.value, names)
-        return f"{base}.{expr.attr}" if base else None
-    return None
+    attrs = []
+    while isinstance(expr, ast.Attribute):  # (a loop: a dotted name may be thousands long)
+        attrs.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    base = names.get(expr.id, expr.id)
+    if not attrs or not base:
+        return base if not attrs else None
+    attrs.append(base)
+    attrs.reverse()
+    return ".".join(attrs)

@@ -79,9 +79,88 @@ def hip_test(test) -> bool:
     return is_hip_check(test)
 
 
+# -- three-valued logic without recursion -------------------------------------------------------
+def evaluate(root, expand):
+    """The value of a formula over True/False/None (unknown), without recursion (a condition
+    may nest as deep as the parser allows). `expand(item)` gives `("value", v)` or
+    `("not", item)`, `("and", items)`, `("or", items)`. `and`: False if one is False, True if
+    all are True, else None; `or`: the dual; `not None` is None."""
+    stack = [(root, None)]
+    values: list = []
+    while stack:
+        item, pending = stack.pop()
+        if pending is not None:  # combine the values of `pending[1]` operands
+            op, count = pending
+            args = values[len(values) - count :]
+            del values[len(values) - count :]
+            values.append(_combine(op, args))
+            continue
+        op, arg = expand(item)
+        if op == "value":
+            values.append(arg)
+            continue
+        operands = (arg,) if op == "not" else arg
+        stack.append((None, (op, len(operands))))
+        stack.extend((o, None) for o in reversed(operands))
+    return values[0]
+
+
+def _combine(op: str, args: list):
+    if op == "not":
+        return None if args[0] is None else not args[0]
+    if op == "and":
+        if False in args:
+            return False
+        return True if all(v is True for v in args) else None
+    if True in args:
+        return True
+    return False if all(v is False for v in args) else None
+
+
+class _Step:
+    """One step on the way from the module down to a statement: `block` (the list in field
+    `field` of `owner`) holds the statement at `index`; `up` is the step above (None at the
+    module). Steps are shared by every node located below them."""
+
+    __slots__ = ("owner", "field", "block", "index", "up")
+
+    def __init__(self, owner, field, block, index, up) -> None:
+        self.owner = owner
+        self.field = field
+        self.block = block
+        self.index = index
+        self.up = up
+
+    def __iter__(self):  # (owner, field, block, index), the old chain items
+        return iter((self.owner, self.field, self.block, self.index))
+
+
+def _steps(step) -> list:
+    """The steps from the module down to `step`, outermost first."""
+    out = []
+    while step is not None:
+        out.append(step)
+        step = step.up
+    out.reverse()
+    return out
+
+
 class Guards:
+    """Conditions around nodes of one module's tree. Every query costs the depth of the node
+    (or less): what the statements around it contribute is computed once per block and per
+    step, shared by all the nodes below it (no query scans a block's earlier statements)."""
+
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
+        self._located: dict = {}
+        self._spans: dict = {}
+        self._exits: dict = {}
+        self._parents: dict = {}
+        self._exit_memo: dict = {}
+        self._step_memo: dict = {}
+        self._owner_memo: dict = {}
+        self._cuda_memo: dict = {}
+        self._finger = None  # the last step located: the next node is usually near it
 
     @cached_property
     def parent(self) -> dict[int, ast.AST]:
@@ -94,6 +173,9 @@ class Guards:
     # -- module-level aiter gates -----------------------------------------------------------
     @cached_property
     def gates(self) -> frozenset[str]:
+        """`_use_aiter` and every module-level name assigned from an expression that implies a
+        gate or reads the aiter environment variable (to a fixed point: an assignment is judged
+        again only when a name it reads becomes a gate)."""
         gates = {GATE_NAME}
         assigns = []
         for stmt, _ in module_level(self.tree):
@@ -101,38 +183,52 @@ class Guards:
                 target = stmt.targets[0]
                 if isinstance(target, ast.Name):
                     assigns.append((target.id, stmt.value))
-        changed = True
-        while changed:
-            changed = False
-            for name, value in assigns:
-                if name in gates:
-                    continue
-                if self._implies_gate(value, True, gates) or self._env_conjunct(value):
-                    gates.add(name)
-                    changed = True
+        readers: dict[str, list[int]] = {}  # name -> the assignments whose value reads it
+        for k, (_name, value) in enumerate(assigns):
+            for sub in ast.walk(value):
+                if isinstance(sub, ast.Name):
+                    readers.setdefault(sub.id, []).append(k)
+        todo = list(range(len(assigns)))
+        todo.reverse()
+        while todo:
+            k = todo.pop()
+            name, value = assigns[k]
+            if name in gates:
+                continue
+            if self._implies_gate(value, True, gates) or self._env_conjunct(value):
+                gates.add(name)
+                todo.extend(reversed(readers.get(name, ())))
         return frozenset(gates)
 
     @staticmethod
     def _env_conjunct(value) -> bool:
         """`get_bool_env_var("SGLANG_USE_AITER") and ...`: one conjunct reads the env var."""
-        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
-            return any(Guards._env_conjunct(v) for v in value.values)
-        return reads_aiter_env(value) and not isinstance(value, ast.BoolOp)
+
+        def expand(v):
+            if isinstance(v, ast.BoolOp) and isinstance(v.op, ast.And):
+                return "or", v.values
+            return "value", reads_aiter_env(v) and not isinstance(v, ast.BoolOp)
+
+        return bool(evaluate(value, expand))
 
     def _implies_gate(self, expr, polarity: bool, gates) -> bool:
-        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-            return self._implies_gate(expr.operand, not polarity, gates)
-        if isinstance(expr, ast.BoolOp):
-            if isinstance(expr.op, ast.And) and polarity:
-                return any(self._implies_gate(v, True, gates) for v in expr.values)
-            if isinstance(expr.op, ast.Or) and not polarity:
-                return any(self._implies_gate(v, False, gates) for v in expr.values)
-            if isinstance(expr.op, ast.Or) and polarity:
-                return all(self._implies_gate(v, True, gates) for v in expr.values)
-            return False
-        if isinstance(expr, ast.Name) and polarity:
-            return expr.id in gates or bool(GATE_PATTERN.match(expr.id))
-        return False
+        def expand(item):
+            e, pol = item
+            if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+                return "or", ((e.operand, not pol),)
+            if isinstance(e, ast.BoolOp):
+                if isinstance(e.op, ast.And) and pol:
+                    return "or", [(v, True) for v in e.values]
+                if isinstance(e.op, ast.Or) and not pol:
+                    return "or", [(v, False) for v in e.values]
+                if isinstance(e.op, ast.Or) and pol:
+                    return "and", [(v, True) for v in e.values]
+                return "value", False
+            if isinstance(e, ast.Name) and pol:
+                return "value", e.id in gates or bool(GATE_PATTERN.match(e.id))
+            return "value", False
+
+        return bool(evaluate((expr, polarity), expand))
 
     def implies_aiter(self, expr, polarity: bool = True) -> bool:
         return self._implies_gate(expr, polarity, self.gates)
@@ -151,18 +247,17 @@ class Guards:
         """Three-valued value of a condition on CUDA: True, False or None (unknown).
 
         others=False: conditions on other platforms (`_is_npu`, ...) count as unknown."""
-        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-            v = self.cuda_value(expr.operand, others)
-            return None if v is None else not v
-        if isinstance(expr, ast.BoolOp):
-            values = [self.cuda_value(v, others) for v in expr.values]
-            if isinstance(expr.op, ast.And):
-                if False in values:
-                    return False
-                return True if all(v is True for v in values) else None
-            if True in values:
-                return True
-            return False if all(v is False for v in values) else None
+
+        def expand(e):
+            if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+                return "not", e.operand
+            if isinstance(e, ast.BoolOp):
+                return ("and" if isinstance(e.op, ast.And) else "or"), e.values
+            return "value", self._leaf_value(e, others)
+
+        return evaluate(expr, expand)
+
+    def _leaf_value(self, expr, others: bool):
         if isinstance(expr, ast.Name):
             if expr.id in HIP_NAMES or expr.id in self.gates or GATE_PATTERN.match(expr.id):
                 return False
@@ -180,37 +275,58 @@ class Guards:
             return True
         return None
 
+    def _cuda_value_of(self, test, others: bool):
+        """`cuda_value` of a condition of the tree, computed once."""
+        key = (id(test), others)
+        found = self._cuda_memo.get(key, self)
+        if found is self:
+            found = self._cuda_memo[key] = self.cuda_value(test, others)
+        return found
+
     # -- paths --------------------------------------------------------------------------------
     # Paths are found by descending from the module to the node by source position (no
-    # parent map of the whole tree): cost is the length of the blocks along the way.
+    # parent map of the whole tree): cost is the depth of the node, times the logarithm of
+    # the blocks along the way. The descent starts from the deepest statement of the previous
+    # one that holds the node (nodes are mostly asked about in source order).
     def locate(self, node):
-        """(chain, stmt): the statements enclosing `node`, outermost first, as
-        (owner, field, block, index) steps, and the innermost statement containing it."""
+        """(step, stmt): the innermost statement containing `node` (the node itself if it is
+        a statement) and the step into it (a `_Step`, whose `up` steps lead to the module;
+        None for the module itself)."""
         key = id(node)
         cached = self._located.get(key)
         if cached is not None:
             return cached
-        chain: list = []
-        current = self.tree
         target = _span(node)
         start = (target[0], target[1])
+        step = self._finger
+        while step is not None and not _contains(
+            self._block_spans(step.block)[1][step.index], target
+        ):
+            step = step.up
+        current = self.tree if step is None else step.block[step.index]
         while current is not node:
-            step = None
+            found = None
             for field, block in _child_blocks(current):
                 # Statements of a block are ordered and disjoint: only the last one starting
                 # at or before the node can contain it.
                 starts, spans = self._block_spans(block)
                 i = bisect_right(starts, start) - 1
                 if i >= 0 and _contains(spans[i], target):
-                    step = (current, field, block, i)
+                    found = _Step(current, field, block, i, step)
                     break
-            if step is None:
+            if found is None:
                 break
-            chain.append(step)
-            current = step[2][step[3]]
-        result = (chain, current)
+            step = found
+            current = found.block[found.index]
+        self._finger = step
+        result = (step, current)
         self._located[key] = result
         return result
+
+    def chain(self, node) -> list:
+        """The statements enclosing `node`, outermost first, as (owner, field, block, index)."""
+        step, _ = self.locate(node)
+        return [tuple(s) for s in _steps(step)]
 
     def _block_spans(self, block):
         key = id(block)
@@ -221,9 +337,27 @@ class Guards:
             self._spans[key] = found
         return found
 
-    @cached_property
-    def _spans(self) -> dict:
-        return {}
+    def _block_exits(self, block):
+        """(indexes, literals) of the statements of a block after which a condition holds:
+        `if c: return` gives (c, False), `assert c` gives (c, True)."""
+        key = id(block)
+        found = self._exits.get(key)
+        if found is None:
+            idx, lits = [], []
+            for i, prev in enumerate(block):
+                if (
+                    isinstance(prev, ast.If)
+                    and prev.body
+                    and isinstance(prev.body[-1], _EXITS)
+                    and not prev.orelse
+                ):
+                    idx.append(i)
+                    lits.append((prev.test, False))
+                elif isinstance(prev, ast.Assert):
+                    idx.append(i)
+                    lits.append((prev.test, True))
+            found = self._exits[key] = (idx, lits)
+        return found
 
     def local_parents(self, stmt) -> dict[int, ast.AST]:
         """Parent map of a statement's own expressions (cached per statement)."""
@@ -233,86 +367,157 @@ class Guards:
             found = self._parents[key] = _local_parents(stmt)
         return found
 
-    @cached_property
-    def _parents(self) -> dict:
-        return {}
-
-    @cached_property
-    def _located(self) -> dict:
-        return {}
+    def _local_ancestors(self, node, stmt):
+        """The expressions around `node` inside its innermost statement, innermost first."""
+        if stmt is node:
+            return
+        local = self.local_parents(stmt)
+        n = local.get(id(node))
+        while n is not None:
+            yield n
+            n = local.get(id(n))
 
     def ancestors(self, node) -> list:
         """Enclosing nodes, innermost first: expressions inside the innermost statement, that
         statement, then the statements (and the module) around it."""
-        chain, stmt = self.locate(node)
-        out = []
-        if stmt is not node:
-            local = self.local_parents(stmt)
-            n = local.get(id(node))
-            while n is not None:
-                out.append(n)
-                n = local.get(id(n))
-        for owner, _field, _block, _i in reversed(chain):
-            out.append(owner)
+        step, stmt = self.locate(node)
+        out = list(self._local_ancestors(node, stmt))
+        while step is not None:
+            out.append(step.owner)
+            step = step.up
         return out
 
-    def enclosing_function(self, node):
-        for n in self.ancestors(node):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+    def first_ancestor(self, node, key, pred):
+        """The innermost enclosing node `n` (as `ancestors` lists them) with `pred(n, field)`
+        true, or None; `field` is the owner's field holding the way down (None inside the
+        innermost statement). `key` names `pred`: what the statements around contribute is
+        remembered under it, so the same `key` must always come with the same `pred`."""
+        step, stmt = self.locate(node)
+        for n in self._local_ancestors(node, stmt):
+            if pred(n, None):
                 return n
-        return None
+        return self._up_first(step, key, lambda s: s.owner if pred(s.owner, s.field) else None)
+
+    def _up_first(self, step, key, own):
+        """The first non-None `own(s)` for the steps from `step` up to the module, each step's
+        answer remembered under `key` (so a step is judged once for all the nodes below it)."""
+        memo = self._step_memo.setdefault(key, {})
+        todo = []
+        result = None
+        s = step
+        while s is not None:
+            k = (id(s.block), s.index)
+            if k in memo:
+                result = memo[k]
+                break
+            todo.append(s)
+            s = s.up
+        for s in reversed(todo):
+            mine = own(s)
+            if mine is not None:
+                result = mine
+            memo[(id(s.block), s.index)] = result
+        return result
+
+    def enclosing_function(self, node):
+        return self.first_ancestor(node, "function", lambda n, _f: isinstance(n, _FUNCTIONS))
 
     def path(self, node) -> list[tuple[ast.AST, bool]]:
         """(condition, polarity) literals that hold whenever `node` runs, innermost first."""
-        chain, stmt = self.locate(node)
-        out: list[tuple[ast.AST, bool]] = []
-        # Inside the innermost statement: `a if c else b`, `c and f()`.
-        if stmt is not node:
-            local = self.local_parents(stmt)
-            child = node
-            n = local.get(id(node))
-            while n is not None:
-                if isinstance(n, ast.IfExp):
-                    if child is n.body:
-                        out.append((n.test, True))
-                    elif child is n.orelse:
-                        out.append((n.test, False))
-                elif isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):
-                    for v in n.values:
-                        if v is child:
-                            break
-                        out.append((v, True))
-                child = n
-                n = local.get(id(n))
-        for owner, field, block, i in reversed(chain):
+        step, stmt = self.locate(node)
+        out = list(self._local_literals(node, stmt))
+        while step is not None:
             # Early exits earlier in the same block: `if not _use_aiter: return`.
-            for prev in reversed(block[:i]):
-                if (
-                    isinstance(prev, ast.If)
-                    and prev.body
-                    and isinstance(prev.body[-1], _EXITS)
-                    and not prev.orelse
-                ):
-                    out.append((prev.test, False))
-                elif isinstance(prev, ast.Assert):
-                    out.append((prev.test, True))
-            if isinstance(owner, ast.If):
-                out.append((owner.test, field == "body"))
+            idx, lits = self._block_exits(step.block)
+            for j in range(bisect_left(idx, step.index) - 1, -1, -1):
+                out.append(lits[j])
+            if isinstance(step.owner, ast.If):
+                out.append((step.owner.test, step.field == "body"))
+            step = step.up
         return out
 
+    def _local_literals(self, node, stmt):
+        """Inside the innermost statement: `a if c else b`, `c and f()`."""
+        if stmt is node:
+            return
+        local = self.local_parents(stmt)
+        child = node
+        n = local.get(id(node))
+        while n is not None:
+            if isinstance(n, ast.IfExp):
+                if child is n.body:
+                    yield (n.test, True)
+                elif child is n.orelse:
+                    yield (n.test, False)
+            elif isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):
+                for v in n.values:
+                    if v is child:
+                        break
+                    yield (v, True)
+            child = n
+            n = local.get(id(n))
+
+    def first_on_path(self, node, key, pred):
+        """The first literal (test, polarity) of `path(node)` with `pred(test, polarity)` true,
+        or None, without listing the path: what each block and step contributes is remembered
+        under `key` (the same `key` must always come with the same `pred`)."""
+        step, stmt = self.locate(node)
+        for test, pol in self._local_literals(node, stmt):
+            if pred(test, pol):
+                return (test, pol)
+
+        def own(s):
+            lit = self._exit_first(s.block, s.index, key, pred)
+            if lit is None and isinstance(s.owner, ast.If):
+                lit = (s.owner.test, s.field == "body")
+                if not pred(*lit):
+                    lit = None
+            return lit
+
+        return self._up_first(step, ("path", key), own)
+
+    def _exit_first(self, block, index, key, pred):
+        """The closest early-exit literal before `index` in `block` with `pred` true."""
+        idx, lits = self._block_exits(block)
+        j = bisect_left(idx, index) - 1
+        if j < 0:
+            return None
+        mkey = (key, id(block))
+        best = self._exit_memo.get(mkey)
+        if best is None:
+            best, last = [], None
+            for lit in lits:
+                if pred(*lit):
+                    last = lit
+                best.append(last)
+            self._exit_memo[mkey] = best
+        return best[j]
+
     def aiter_gated(self, node) -> bool:
-        return any(self.implies_aiter(test, pol) for test, pol in self.path(node))
+        return self.first_on_path(node, "aiter", self.implies_aiter) is not None
+
+    def hip_only(self, node) -> bool:
+        """Is a HIP check (alone or and-ed) a condition that holds on the node's path?"""
+        return self.first_on_path(node, "hip", lambda t, pol: pol and hip_test(t)) is not None
+
+    def conditioned(self, node) -> bool:
+        """Does any condition hold on the node's path (is `path(node)` non-empty)?"""
+        return self.first_on_path(node, "any", lambda _t, _p: True) is not None
 
     def on_cuda(self, node, others: bool = True):
         """Can `node` run on CUDA? False if a condition on its path is false on CUDA."""
-        unknown = False
-        for test, pol in self.path(node):
-            v = self.cuda_value(test, others)
-            if v is None:
-                unknown = True
-            elif v != pol:
-                return False
-        return None if unknown else True
+        value = self._cuda_value_of
+
+        def false_on_cuda(test, pol):
+            v = value(test, others)
+            return v is not None and v != pol
+
+        if self.first_on_path(node, ("false", others), false_on_cuda) is not None:
+            return False
+        unknown = self.first_on_path(
+            node, ("unknown", others), lambda t, _p: value(t, others) is None
+        )
+        return None if unknown is not None else True
 
     def in_import_guard(self, node) -> bool:
         """Inside `try:` whose handlers catch ImportError (or ModuleNotFoundError)."""
@@ -320,31 +525,83 @@ class Guards:
 
     def in_try_catching(self, node, names: frozenset[str]) -> bool:
         """Inside the `try:` body of a statement with a bare handler or one catching `names`."""
-        chain, _ = self.locate(node)
-        for owner, field, _block, _i in chain:
-            if isinstance(owner, ast.Try) and field == "body":
-                for h in owner.handlers:
+        step, _ = self.locate(node)
+
+        def own(s):
+            if isinstance(s.owner, ast.Try) and s.field == "body":
+                for h in s.owner.handlers:
                     if h.type is None or _handler_names(h.type) & names:
                         return True
-        return False
+            return None
+
+        return self._up_first(step, ("try", names), own) is not None
 
     def statements_at_line(self, line: int) -> list:
         """The innermost statements whose lines include `line`, in order: one, or several on
         one line (`x = 1; import aiter`); none outside any statement."""
         return _statements_at_line(self.tree, line)
 
+    def statements_at_lines(self, lines: list[int]) -> dict[int, list]:
+        """`statements_at_line` for each of the sorted `lines`, in one walk."""
+        return statements_at_lines(self.tree, lines)
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
 
 def _statements_at_line(owner, line: int) -> list:
-    out = []
-    for _field, block in _child_blocks(owner):
-        # A block's statements follow each other: those holding `line` start at the first
-        # one that ends on or after it.
-        i = bisect_left(block, line, key=_end_line)
-        while i < len(block) and _stmt_lines(block[i])[0] <= line:
-            stmt = block[i]
-            out.extend(_statements_at_line(stmt, line) or (stmt,))
-            i += 1
+    return statements_at_lines(owner, [line]).get(line, [])
+
+
+def statements_at_lines(owner, lines: list[int]) -> dict[int, list]:
+    """For each of the sorted `lines`, the innermost statements under `owner` whose lines
+    include it, in order (lines outside any statement are left out). One walk down the tree
+    for all the lines: a statement is visited once, whatever the number of lines in it (an
+    `elif` chain thousands long costs its length, not its length squared), and blocks are
+    searched by line (bisect), not statement by statement. No recursion."""
+    out: dict[int, list] = {}
+    if not lines:
+        return out
+    stack = [(owner, 0, len(lines))]  # (node, lo, hi): lines[lo:hi] are in its range
+    while stack:
+        node, lo, hi = stack.pop()
+        children = []
+        for _field, block in _child_blocks(node):
+            _block_children(block, lines, lo, hi, children)
+        if node is not owner:
+            # The lines no child statement holds are this statement's.
+            covered = sorted((j, b) for _st, j, b in children)
+            j = lo
+            for c0, c1 in covered:
+                for k in range(j, c0):
+                    out.setdefault(lines[k], []).append(node)
+                j = max(j, c1)
+            for k in range(j, hi):
+                out.setdefault(lines[k], []).append(node)
+        stack.extend(reversed(children))
     return out
+
+
+def _block_children(block, lines, lo, hi, children) -> None:
+    """Append (stmt, j, b) for each statement of `block` holding some of `lines[lo:hi]`
+    (those are `lines[j:b]`), jumping over statements and lines between them."""
+    j = lo
+    i = bisect_left(block, lines[lo], key=_end_line)
+    n = len(block)
+    while j < hi and i < n:
+        first, last = _stmt_lines(block[i])
+        line = lines[j]
+        if last < line:  # the statement ends before the next line: jump to the one holding it
+            i = bisect_left(block, line, i + 1, key=_end_line)
+            continue
+        if first > line:  # lines before the statement: none of this block's
+            j = bisect_left(lines, first, j, hi)
+            continue
+        b = bisect_right(lines, last, j, hi)
+        children.append((block[i], j, b))
+        i += 1
+        if i < n:  # (the next statement may start on this one's last line)
+            j = bisect_left(lines, _stmt_lines(block[i])[0], j, hi)
 
 
 def _end_line(stmt) -> int:
@@ -402,46 +659,105 @@ def _local_parents(stmt) -> dict[int, ast.AST]:
 
 
 def _handler_names(t) -> set[str]:
-    if isinstance(t, ast.Tuple):
-        return set().union(*(_handler_names(e) for e in t.elts))
-    if isinstance(t, ast.Name):
-        return {t.id}
-    if isinstance(t, ast.Attribute):
-        return {t.attr}
-    return set()
+    out: set[str] = set()
+    stack = [t]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, ast.Tuple):
+            stack.extend(t.elts)
+        elif isinstance(t, ast.Name):
+            out.add(t.id)
+        elif isinstance(t, ast.Attribute):
+            out.add(t.attr)
+    return out
+
+
+class Literals:
+    """The (condition, polarity) literals that hold for a module-level statement, outermost
+    first, as a shared linked list: each statement adds at most one literal to the list of
+    the statements before it (so listing them all costs nothing until they are iterated)."""
+
+    __slots__ = ("literal", "up")
+
+    def __init__(self, literal, up) -> None:
+        self.literal = literal
+        self.up = up
+
+    def __iter__(self):
+        out = []
+        node = self
+        while node is not None and node.literal is not None:
+            out.append(node.literal)
+            node = node.up
+        return reversed(out)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:
+        return self.literal is not None
+
+    def all_hold(self, pred, memo: dict) -> bool:
+        """`all(pred(test, pol) for test, pol in self)`, each list's answer kept in `memo`
+        (keyed by the lists themselves, which share their tails)."""
+        todo = []
+        node = self
+        result = True
+        while node is not None and node.literal is not None:
+            found = memo.get(node)
+            if found is not None:
+                result = found
+                break
+            todo.append(node)
+            node = node.up
+        for node in reversed(todo):
+            result = result and bool(pred(*node.literal))
+            memo[node] = result
+        return result
+
+
+_NO_LITERALS = Literals(None, None)
 
 
 def module_level(tree):
     """Statements that run when the module is imported, with the (condition, polarity)
-    literals that hold for each and whether it is inside a `try:` catching ImportError:
-    yields (stmt, (literals, import_guarded)). Function bodies are not entered."""
-
-    def walk(block, literals, guarded):
-        extra: list = []
-        for stmt in block:
-            here = literals + extra
-            yield stmt, (here, guarded)
-            if isinstance(stmt, ast.If):
-                yield from walk(stmt.body, here + [(stmt.test, True)], guarded)
-                yield from walk(stmt.orelse, here + [(stmt.test, False)], guarded)
-                if stmt.body and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
-                    extra.append((stmt.test, False))
-            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-                catches = any(
-                    h.type is None or _handler_names(h.type) & _IMPORT_ERRORS for h in stmt.handlers
-                )
-                yield from walk(stmt.body, here, guarded or catches)
-                for h in stmt.handlers:
-                    yield from walk(h.body, here, guarded)
-                yield from walk(stmt.orelse, here, guarded)
-                yield from walk(stmt.finalbody, here, guarded)
-            elif isinstance(stmt, (ast.With, ast.AsyncWith, ast.ClassDef)):
-                yield from walk(stmt.body, here, guarded)
-            elif isinstance(stmt, (ast.For, ast.While)):
-                yield from walk(stmt.body, here, guarded)
-                yield from walk(stmt.orelse, here, guarded)
-
-    yield from walk(tree.body, [], False)
+    literals that hold for each (a `Literals`, outermost first) and whether it is inside a
+    `try:` catching ImportError: yields (stmt, (literals, import_guarded)), in source order.
+    Function bodies are not entered. (Without recursion: blocks nest as deep as the parser
+    allows.)"""
+    # A frame: [block, next index, literals before the block's early exits, guarded]
+    stack = [[tree.body, 0, _NO_LITERALS, False]]
+    while stack:
+        frame = stack[-1]
+        block, i, here, guarded = frame
+        if i >= len(block):
+            stack.pop()
+            continue
+        stmt = block[i]
+        frame[1] = i + 1
+        yield stmt, (here, guarded)
+        children = []
+        if isinstance(stmt, ast.If):
+            children.append((stmt.body, Literals((stmt.test, True), here), guarded))
+            children.append((stmt.orelse, Literals((stmt.test, False), here), guarded))
+            if stmt.body and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
+                frame[2] = Literals((stmt.test, False), here)  # for the statements after it
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            catches = any(
+                h.type is None or _handler_names(h.type) & _IMPORT_ERRORS for h in stmt.handlers
+            )
+            children.append((stmt.body, here, guarded or catches))
+            children.extend((h.body, here, guarded) for h in stmt.handlers)
+            children.append((stmt.orelse, here, guarded))
+            children.append((stmt.finalbody, here, guarded))
+        elif isinstance(stmt, (ast.With, ast.AsyncWith, ast.ClassDef)):
+            children.append((stmt.body, here, guarded))
+        elif isinstance(stmt, (ast.For, ast.While)):
+            children.append((stmt.body, here, guarded))
+            children.append((stmt.orelse, here, guarded))
+        for child_block, lits, g in reversed(children):
+            if child_block:
+                stack.append([child_block, 0, lits, g])
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})

@@ -56,9 +56,11 @@ def load_jit_calls(facts) -> list[ast.Call]:
 
 
 def enclosing_functions(node, guards) -> list:
-    """Enclosing functions and lambdas, innermost first."""
-    return [
-        n
-        for n in guards.ancestors(node)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-    ]
+    """Enclosing functions and lambdas, innermost first (each found from the one inside it:
+    the cost is the number of functions, not the depth of the node)."""
+    out = []
+    func = guards.enclosing_function(node)
+    while func is not None:
+        out.append(func)
+        func = guards.enclosing_function(func)
+    return out

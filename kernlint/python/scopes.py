@@ -25,6 +25,7 @@ class Scope:
     declared: set[str] = field(default_factory=set)  # global / nonlocal names
     uses: list[tuple[str, ast.Name]] = field(default_factory=list)
     unknown: bool = False  # `from x import *`, `exec`, `locals()` writes: give up
+    global_names: frozenset[str] | None = field(default=None, repr=False)  # (see _is_global)
 
     def bind(self, name: str, node: ast.AST) -> None:
         self.bindings.setdefault(name, []).append(node)
@@ -52,25 +53,28 @@ def _module(scope: Scope) -> Scope:
 
 
 def _is_global(scope: Scope, name: str) -> bool:
-    for stmt in ast.walk(scope.node):
-        if isinstance(stmt, ast.Global) and name in stmt.names:
-            return True
-    return False
+    """Does a `global` statement in the scope's node (nested ones included) name `name`?
+    (The node is walked once per scope, not once per use.)"""
+    if scope.global_names is None:
+        scope.global_names = frozenset(
+            n for stmt in ast.walk(scope.node) if isinstance(stmt, ast.Global) for n in stmt.names
+        )
+    return name in scope.global_names
 
 
 def build(tree: ast.Module) -> list[Scope]:
-    """All scopes of a module, the module scope first."""
+    """All scopes of a module, the module scope first, in the order a recursive visit in
+    source order creates them. (The visit is a loop over a stack of pending work, in that
+    same order: a tree may nest as deep as the parser allows.)"""
     module = Scope(tree, "module", None)
     scopes = [module]
+    # The work: (node, scope) to visit, or a callable to run at that point of the visit.
+    stack: list = []
 
     def bind_target(target, scope, stmt):
         for node in ast.walk(target):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 scope.bind(node.id, stmt)
-
-    def visit(node, scope):
-        for child in ast.iter_child_nodes(node):
-            visit_node(child, scope)
 
     def new_scope(node, kind, parent, params=()):
         s = Scope(node, kind, parent)
@@ -78,9 +82,8 @@ def build(tree: ast.Module) -> list[Scope]:
         scopes.append(s)
         return s
 
-    def visit_args(args, scope):
-        for a in args.defaults + [d for d in args.kw_defaults if d is not None]:
-            visit_node(a, scope)
+    def defaults(args):
+        return args.defaults + [d for d in args.kw_defaults if d is not None]
 
     def params_of(args):
         names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
@@ -90,38 +93,55 @@ def build(tree: ast.Module) -> list[Scope]:
             names.append(args.kwarg.arg)
         return names
 
+    def then(work):
+        """Schedule `work` (a list of items, in visit order) to run next."""
+        stack.extend(reversed(work))
+
+    def children(node, scope):
+        then([(child, scope) for child in ast.iter_child_nodes(node)])
+
+    def enter(node, kind, scope, params, body):
+        """Create the node's scope, then visit `body` in it (after what came before)."""
+
+        def run():
+            inner = new_scope(node, kind, scope, params)
+            then([(b, inner) for b in body])
+
+        return run
+
+    def comprehension(node, scope):
+        inner = new_scope(node, "comprehension", scope)
+        work: list = []
+        for i, gen in enumerate(node.generators):
+            # The first iterable is evaluated in the enclosing scope.
+            work.append((gen.iter, scope if i == 0 else inner))
+            work.append(lambda gen=gen: bind_target(gen.target, inner, node))
+            work.extend((cond, inner) for cond in gen.ifs)
+        for part in ("elt", "key", "value"):
+            sub = getattr(node, part, None)
+            if sub is not None:
+                work.append((sub, inner))
+        then(work)
+
     def visit_node(node, scope):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope.bind(node.name, node)
-            for d in node.decorator_list:
-                visit_node(d, scope)
-            visit_args(node.args, scope)
-            inner = new_scope(node, "function", scope, params_of(node.args))
-            for stmt in node.body:
-                visit_node(stmt, inner)
+            work = [(d, scope) for d in node.decorator_list]
+            work += [(a, scope) for a in defaults(node.args)]
+            work.append(enter(node, "function", scope, params_of(node.args), node.body))
+            then(work)
         elif isinstance(node, ast.Lambda):
-            visit_args(node.args, scope)
-            inner = new_scope(node, "function", scope, params_of(node.args))
-            visit_node(node.body, inner)
+            work = [(a, scope) for a in defaults(node.args)]
+            work.append(enter(node, "function", scope, params_of(node.args), [node.body]))
+            then(work)
         elif isinstance(node, ast.ClassDef):
             scope.bind(node.name, node)
-            for d in node.decorator_list + node.bases + [k.value for k in node.keywords]:
-                visit_node(d, scope)
-            inner = new_scope(node, "class", scope)
-            for stmt in node.body:
-                visit_node(stmt, inner)
+            parts = node.decorator_list + node.bases + [k.value for k in node.keywords]
+            work = [(d, scope) for d in parts]
+            work.append(enter(node, "class", scope, (), node.body))
+            then(work)
         elif isinstance(node, _COMPS):
-            inner = new_scope(node, "comprehension", scope)
-            for i, gen in enumerate(node.generators):
-                # The first iterable is evaluated in the enclosing scope.
-                visit_node(gen.iter, scope if i == 0 else inner)
-                bind_target(gen.target, inner, node)
-                for cond in gen.ifs:
-                    visit_node(cond, inner)
-            for part in ("elt", "key", "value"):
-                sub = getattr(node, part, None)
-                if sub is not None:
-                    visit_node(sub, inner)
+            comprehension(node, scope)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             scope.declared.update(node.names)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -143,29 +163,35 @@ def build(tree: ast.Module) -> list[Scope]:
             while target.kind == "comprehension" and target.parent is not None:
                 target = target.parent
             target.bind(node.target.id, node)
-            visit_node(node.value, scope)
+            then([(node.value, scope)])
         elif isinstance(node, ast.ExceptHandler):
             if node.name:
                 scope.bind(node.name, node)
-            visit(node, scope)
+            children(node, scope)
         elif isinstance(node, (ast.AnnAssign, ast.arg)):
             # Annotations are not evaluated under `from __future__ import annotations` and
             # are never a CUDA-path NameError worth reporting: skip them.
             if isinstance(node, ast.AnnAssign):
-                visit_node(node.target, scope)
+                work = [(node.target, scope)]
                 if node.value is not None:
-                    visit_node(node.value, scope)
+                    work.append((node.value, scope))
+                then(work)
         elif isinstance(node, ast.MatchAs) or isinstance(node, ast.MatchStar):
             if node.name:
                 scope.bind(node.name, node)
-            visit(node, scope)
+            children(node, scope)
         elif isinstance(node, ast.MatchMapping):
             if node.rest:
                 scope.bind(node.rest, node)
-            visit(node, scope)
+            children(node, scope)
         else:
-            visit(node, scope)
+            children(node, scope)
 
-    for stmt in tree.body:
-        visit_node(stmt, module)
+    then([(stmt, module) for stmt in tree.body])
+    while stack:
+        item = stack.pop()
+        if callable(item):
+            item()
+        else:
+            visit_node(*item)
     return scopes

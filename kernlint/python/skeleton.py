@@ -35,23 +35,55 @@ _SPACE = frozenset(b" \t\r\n\f")
 def _code_at_end(prefix: bytes) -> bool:
     """Is the end of `prefix` (a line's start, outside any triple-quoted string) code, not
     inside a comment or a one-line string? Strings complete on the line are skipped."""
-    if b"#" not in prefix and b"'" not in prefix and b'"' not in prefix:
-        return True
-    quote = None
-    i, n = 0, len(prefix)
-    while i < n:
-        c = prefix[i]
-        if quote is not None:
-            if c == 0x5C:  # backslash: the next byte is escaped
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in (0x22, 0x27):
-            quote = c
-        elif c == 0x23:  # '#'
+    return _LineScan(prefix, 0).code_at(len(prefix))
+
+
+# In code: a quote or a comment; in a one-line string: its quote or an escape.
+_CODE_EVENT = re.compile(rb"[#'\"]")
+_IN_QUOTE = {0x22: re.compile(rb'["\\]'), 0x27: re.compile(rb"['\\]")}
+
+
+class _LineScan:
+    """What `_code_at_end` says of the prefixes of one line, asked for positions further and
+    further along it: the line is scanned once, not once per position (a line with thousands
+    of triple quotes costs its length)."""
+
+    __slots__ = ("data", "pos", "quote", "comment")
+
+    def __init__(self, data: bytes, start: int) -> None:
+        self.data = data
+        self.pos = start  # scanned up to here: `quote` and `comment` hold at this point
+        self.quote = None  # the byte of the open one-line string
+        self.comment = False
+
+    def code_at(self, at: int) -> bool:
+        data = self.data
+        while not self.comment and self.pos < at:
+            if self.quote is None:
+                m = _CODE_EVENT.search(data, self.pos, at)
+                if m is None:
+                    self.pos = at
+                    break
+                c = data[m.start()]
+                if c == 0x23:  # '#': the rest of the line is a comment
+                    self.comment = True
+                    self.pos = m.start() + 1
+                    break
+                self.quote = c
+                self.pos = m.end()
+            else:
+                m = _IN_QUOTE[self.quote].search(data, self.pos, at)
+                if m is None:
+                    self.pos = at
+                    break
+                if data[m.start()] == 0x5C:  # backslash: the next byte is escaped
+                    self.pos = m.start() + 2
+                else:
+                    self.quote = None
+                    self.pos = m.end()
+        if self.comment:
             return False
-        i += 1
-    return quote is None
+        return self.quote is None and self.pos == at
 
 
 def _string_line_ranges(data: bytes, starts: list[int]) -> list[tuple[int, int]]:
@@ -60,11 +92,15 @@ def _string_line_ranges(data: bytes, starts: list[int]) -> list[tuple[int, int]]
     out = []
     open_kind = None
     open_at = 0
+    scan = None  # the scan of the line of the last opener considered
+    scan_line = -1
     # (what a regex `'''|"""` finds: each kind without overlaps, left to right)
     for at, kind in occurrences(data, _TRIPLES, overlapping=False):
         if open_kind is None:
-            line_start = data.rfind(b"\n", 0, at) + 1
-            if not _code_at_end(data[line_start:at]):
+            line = bisect_right(starts, at) - 1
+            if line != scan_line or scan is None or scan.pos > at:
+                scan, scan_line = _LineScan(data, starts[line]), line
+            if not scan.code_at(at):
                 continue  # in a comment or in a one-line string (`'"""'`)
             open_kind, open_at = kind, at
         elif kind == open_kind and data[at - 1 : at] != b"\\":
@@ -89,6 +125,10 @@ def skeleton(data: bytes, keep: list[int], starts: list[int] | None = None) -> b
     """The file with every def/class block that contains none of the 1-based line numbers in
     `keep` replaced by `pass` and blank lines; None when nothing would be removed. `starts`:
     the offsets of the lines, when the caller has them."""
+    from . import has_lone_cr
+
+    if has_lone_cr(data):
+        return None  # (lines that `\n` does not end: the searches below would miss them)
     search = _BLOCK_AFTER_NEWLINE.search
     m = _BLOCK_FIRST_LINE.match(data) or search(data)
     if m is None:

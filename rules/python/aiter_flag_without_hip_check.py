@@ -91,9 +91,15 @@ def _reads_flag(value, reads_aiter_env) -> bool:
 
 
 def _conjunct_hip(value, is_hip_check, guards) -> bool:
-    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
-        return any(_conjunct_hip(v, is_hip_check, guards) for v in value.values)
-    if is_hip_check(value):
-        return True
-    # `_use_aiter_x = _use_aiter and ...` / `envs.X.get() and _use_aiter`: a gate implies HIP.
-    return isinstance(value, ast.Name) and guards.implies_aiter(value, True)
+    # (A loop over the nested `and`s: a condition may nest as deep as the parser allows.)
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
+            stack.extend(reversed(value.values))
+        elif is_hip_check(value):
+            return True
+        # `_use_aiter_x = _use_aiter and ...` / `envs.X.get() and _use_aiter`: a gate implies HIP.
+        elif isinstance(value, ast.Name) and guards.implies_aiter(value, True):
+            return True
+    return False

@@ -101,6 +101,10 @@ def check(ctx) -> None:
     for scope in scopes:
         for name, use in scope.uses:
             uses_by_name.setdefault(name, []).append((scope, use))
+    # Each name's uses grouped by the scope they resolve to, once per name when first needed
+    # (not once per scope binding the name: many functions binding `x` share its uses).
+    resolved: dict[str, dict[int, list]] = {}
+    platform = _Platform(ctx, guards)
 
     for scope in scopes:
         if scope.kind not in ("module", "function") or scope.unknown:
@@ -112,12 +116,22 @@ def check(ctx) -> None:
             # ROCm/aiter branches only: NPU/XPU/CPU code has dispatch conventions of its own.
             if any(guards.on_cuda(b, others=False) is not False for b in bindings):
                 continue
-            guard = _first_false_condition(bindings[0], guards)
+            by_scope = resolved.get(name)
+            if by_scope is None:
+                by_scope = resolved[name] = {}
+                for use_scope, use in uses_by_name[name]:
+                    target = use_scope.resolve(name)
+                    if target is not None:
+                        by_scope.setdefault(id(target), []).append(use)
+            uses = by_scope.get(id(scope))
+            if not uses:
+                continue
+            guard = _first_false_condition(bindings[0], guards, platform)
             kind = "UnboundLocalError" if scope.kind == "function" else "NameError"
-            for use_scope, use in uses_by_name[name]:
-                if use_scope.resolve(name) is not scope:
-                    continue
-                if not _use_reached(use, guards) or guards.in_try_catching(use, _NAME_ERRORS):
+            for use in uses:
+                if not _use_reached(use, guards, platform) or guards.in_try_catching(
+                    use, _NAME_ERRORS
+                ):
                     continue
                 ctx.report(
                     *node_span(ctx, use),
@@ -139,57 +153,91 @@ def _platform_module(path: str) -> bool:
     )
 
 
-def _use_reached(node, guards) -> bool:
+def _use_reached(node, guards, platform) -> bool:
     """Can the CUDA path reach this use? Unknown conditions that name a platform (aiter, HIP,
     ROCm, AMD, gfx) are taken as matching guards; other unknown conditions do not stop it; a
     use inside a function or class named for a platform (`forward_aiter`, `HipBackend`) is
     on that platform's path."""
-    for n in guards.ancestors(node):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
-            _PLATFORM_WORDS.search(n.name)
-        ):
-            return False
-    for test, pol in guards.path(node):
+    if guards.first_ancestor(node, "platform-def", _platform_def) is not None:
+        return False
+
+    def stops(test, pol) -> bool:
         v = guards.cuda_value(test)
         if v is None:
-            if _names_a_platform(test, guards):
-                return False
-            continue
-        if v != pol:
-            return False
-    return True
+            return platform.names_a_platform(test)
+        return v != pol
+
+    return guards.first_on_path(node, "cuda-path-stops", stops) is None
 
 
-def _names_a_platform(test, guards) -> bool:
-    """The condition's text names a platform, or it calls a function of this module whose
-    body does (`if _use_flydsl_linear(x):` with `return USE_AITER_GFX1250 and ...`)."""
-    if _PLATFORM_WORDS.search(ast.unparse(test)):
-        return True
-    # A local flag computed from a platform check: `ok = ... and self._can_use_rocm_x(...)`.
-    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
-    func = guards.enclosing_function(test) if names else None
-    if func is not None:
-        for sub in ast.walk(func):
-            if (
-                isinstance(sub, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id in names for t in sub.targets)
-                and _PLATFORM_WORDS.search(ast.unparse(sub.value))
-            ):
-                return True
-    local = guards.local_functions
-    for sub in ast.walk(test):
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
-            func = local.get(sub.func.id)
-            if func is not None and _PLATFORM_WORDS.search(ast.unparse(func)):
-                return True
-    return False
+def _platform_def(n, _field) -> bool:
+    return isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and bool(
+        _PLATFORM_WORDS.search(n.name)
+    )
 
 
-def _first_false_condition(node, guards) -> str:
+class _Platform:
+    """Whether conditions name a platform, with what each function contributes computed once
+    (a function's platform-valued assignments, whether its text names a platform)."""
+
+    def __init__(self, ctx, guards) -> None:
+        self.ctx = ctx
+        self.guards = guards
+        self._assigned: dict[int, set[str]] = {}
+        self._named: dict[int, bool] = {}
+
+    def text(self, node) -> str:
+        """The node as Python text: `ast.unparse`, or the source where it nests too deep."""
+        try:
+            return ast.unparse(node)
+        except RecursionError:
+            start, end = node_span(self.ctx, node)
+            return self.ctx.data[start:end].decode("utf-8", "replace")
+
+    def names_a_platform(self, test) -> bool:
+        """The condition's text names a platform, or it calls a function of this module whose
+        body does (`if _use_flydsl_linear(x):` with `return USE_AITER_GFX1250 and ...`)."""
+        if _PLATFORM_WORDS.search(self.text(test)):
+            return True
+        # A local flag computed from a platform check: `ok = ... and self._can_use_rocm_x(...)`.
+        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        func = self.guards.enclosing_function(test) if names else None
+        if func is not None and names & self._platform_assigned(func):
+            return True
+        local = self.guards.local_functions
+        for sub in ast.walk(test):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                func = local.get(sub.func.id)
+                if func is not None and self._names_platform(func):
+                    return True
+        return False
+
+    def _platform_assigned(self, func) -> set[str]:
+        """Names assigned in `func` (nested functions included) from a value whose text names
+        a platform."""
+        found = self._assigned.get(id(func))
+        if found is None:
+            found = set()
+            for sub in ast.walk(func):
+                if isinstance(sub, ast.Assign):
+                    targets = {t.id for t in sub.targets if isinstance(t, ast.Name)}
+                    if targets and _PLATFORM_WORDS.search(self.text(sub.value)):
+                        found |= targets
+            self._assigned[id(func)] = found
+        return found
+
+    def _names_platform(self, func) -> bool:
+        found = self._named.get(id(func))
+        if found is None:
+            found = self._named[id(func)] = bool(_PLATFORM_WORDS.search(self.text(func)))
+        return found
+
+
+def _first_false_condition(node, guards, platform) -> str:
     for test, pol in guards.path(node):
         v = guards.cuda_value(test, others=False)
         if v is not None and v != pol:
-            text = ast.unparse(test)
+            text = platform.text(test)
             text = text if pol else f"not ({text})" if " " in text else f"not {text}"
             return text if len(text) <= 60 else text[:57] + "..."
     return "a ROCm-only branch"  # not reached: callers check on_cuda() is False first

@@ -112,15 +112,18 @@ def _check_call(node, ctx) -> None:
                 *node_span(ctx, kw.value),
                 f"`{name}` argument `{kw.arg}` is not a literal: CI reads it from the AST",
             )
-    for n in facts.guards.ancestors(node):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            kind = (
-                "a class body"
-                if isinstance(n, ast.ClassDef)
-                else f"function `{getattr(n, 'name', 'lambda')}`"
-            )
-            ctx.report(
-                *node_span(ctx, node.func),
-                f"`{name}` inside {kind}: CI only collects module-level registrations",
-            )
-            return
+    n = facts.guards.first_ancestor(node, "def-or-class", _def_or_class)
+    if n is not None:
+        kind = (
+            "a class body"
+            if isinstance(n, ast.ClassDef)
+            else f"function `{getattr(n, 'name', 'lambda')}`"
+        )
+        ctx.report(
+            *node_span(ctx, node.func),
+            f"`{name}` inside {kind}: CI only collects module-level registrations",
+        )
+
+
+def _def_or_class(n, _field) -> bool:
+    return isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))

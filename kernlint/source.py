@@ -55,6 +55,47 @@ def line_starts(data: bytes) -> list[int]:
     return list(accumulate(map((1).__add__, map(len, lines)), initial=0))
 
 
+# A prefix longer than this is counted from a checkpoint (`_Checkpoints`).
+_LONG_PREFIX = 4096
+
+
+class _Checkpoints:
+    """Characters of one long line counted once, with a checkpoint every `STEP` bytes: the
+    count so far and the incremental decoder's state there (which holds the bytes of a
+    character cut by the checkpoint). The count before an offset is the checkpoint's plus the
+    characters from it: what decoding the whole prefix would give."""
+
+    STEP = 1024
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        import codecs
+
+        self.data = data
+        self.start = start
+        self.ascii = data[start:end].isascii()
+        self.counts: list[int] = []
+        self.states: list = []
+        if self.ascii:
+            return
+        decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        count = 0
+        for at in range(start, end + 1, self.STEP):
+            self.counts.append(count)
+            self.states.append(decoder.getstate())
+            count += len(decoder.decode(data[at : min(at + self.STEP, end)]))
+
+    def count(self, offset: int) -> int:
+        if self.ascii:
+            return offset - self.start
+        import codecs
+
+        i = min((offset - self.start) // self.STEP, len(self.counts) - 1)
+        decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        decoder.setstate(self.states[i])
+        at = self.start + i * self.STEP
+        return self.counts[i] + len(decoder.decode(self.data[at:offset], True))
+
+
 @record
 class SourceFile:
     path: str  # the path as displayed (as given, or relative to the working directory)
@@ -74,13 +115,27 @@ class SourceFile:
         return bisect.bisect_right(self.line_starts, offset) - 1
 
     def position(self, offset: int) -> tuple[int, int]:
-        """(1-based line, 1-based character column) of a byte offset."""
+        """(1-based line, 1-based character column) of a byte offset: a bisection of the line
+        starts, then the characters before the offset on its line (on a long line, from the
+        nearest of the checkpoints `_columns` keeps, so that many findings on one line do not
+        each read the line from its start)."""
         row = self.line_index(offset)
         start = self.line_starts[row]
+        if offset - start > _LONG_PREFIX:
+            return row + 1, self._long_column(row, start, offset) + 1
         prefix = self.data[start:offset]
         if prefix.isascii():
             return row + 1, len(prefix) + 1
         return row + 1, len(prefix.decode("utf-8", "surrogateescape")) + 1
+
+    def _long_column(self, row: int, start: int, offset: int) -> int:
+        """The characters in `data[start:offset]` (the start of line `row` to `offset`), as
+        `len(data[start:offset].decode("utf-8", "surrogateescape"))`."""
+        columns = self.__dict__.setdefault("_columns", {})
+        marks = columns.get(row)
+        if marks is None:
+            marks = columns[row] = _Checkpoints(self.data, start, self.line_end(row))
+        return marks.count(offset)
 
     def offset_of(self, line: int, column: int) -> int:
         """Byte offset of a (1-based line, 1-based character column)."""

@@ -45,17 +45,37 @@ def _token_before(data: bytes, pos: int) -> bytes:
     return data[j:pos]
 
 
-def _in_number(data: bytes, pos: int) -> bool:
-    """Is the quote at `pos` a digit separator (`1'000`, `0x1'ff`, `.5'0`)?"""
+# Bytes of a number with digit separators, read back from a quote (`[\w.']`).
+_NUMBER_BYTES = WORD_BYTES | frozenset(b".'")
+
+
+def _run_start(data: bytes, pos: int, known: tuple[int, int]) -> int:
+    """Where the run of `_NUMBER_BYTES` that ends at `pos` starts. `known`: (end, start) of a
+    run read before, at or before `pos`: a run reaching back to that end starts where it did,
+    so the bytes before it are not read again (a line of 64 KB of `1'0'0'...` has a quote
+    every other byte; reading back to the start at each made the line quadratic)."""
+    known_end, known_start = known
     j = pos
-    while j > 0 and (data[j - 1] in WORD_BYTES or data[j - 1] in b".'"):
+    while j > 0 and data[j - 1] in _NUMBER_BYTES:
+        if j == known_end:
+            return known_start
         j -= 1
-    # The token the quote belongs to starts at the first character that is not a separator
-    # quote; it is a number when it starts with a digit or with `.` and a digit.
+    return j
+
+
+def _is_number_run(data: bytes, j: int, pos: int) -> bool:
+    """Does the run starting at `j` (before the quote at `pos`) spell a number? The token the
+    quote belongs to starts at the first character that is not a separator quote; it is a
+    number when it starts with a digit or with `.` and a digit."""
     while j < pos and data[j] == 0x27:
         j += 1
     head = data[j : j + 2]
     return bool(head) and (head[:1].isdigit() or (head[:1] == b"." and head[1:2].isdigit()))
+
+
+def _in_number(data: bytes, pos: int) -> bool:
+    """Is the quote at `pos` a digit separator (`1'000`, `0x1'ff`, `.5'0`)?"""
+    return _is_number_run(data, _run_start(data, pos, (-1, -1)), pos)
 
 
 def literal_spans(data: bytes, stop: int | None = None) -> list[Span]:
@@ -64,6 +84,9 @@ def literal_spans(data: bytes, stop: int | None = None) -> list[Span]:
     out: list[Span] = []
     pos = 0
     search = _START.search
+    # The last quote read back as part of a number-like run: (its offset, the run's start, is
+    # the run a number). A later quote in the same run has the same start and the same answer.
+    run = (-1, -1, False)
     while True:
         m = search(data, pos)
         if m is None:
@@ -83,7 +106,11 @@ def literal_spans(data: bytes, stop: int | None = None) -> list[Span]:
             continue
         token = _token_before(data, at)
         if first == 0x27:  # `'`
-            if token and _in_number(data, at):
+            if token:
+                start = _run_start(data, at, run[:2])
+                number = run[2] if start == run[1] else _is_number_run(data, start, at)
+                run = (at, start, number)
+            if token and number:
                 pos = at + 1
                 continue
             start = at - len(token) if token in _PREFIXES else at

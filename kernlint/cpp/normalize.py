@@ -19,6 +19,7 @@ Rules always report on, and read text from, the original bytes.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from ..record import field, record
 from ..source import occurrences
@@ -28,10 +29,11 @@ from .lexer import WORD_BYTES
 _PRAGMA = re.compile(rb"\n([ \t]*#[ \t]*pragma\b(?:[^\n]*\\\r?\n)*[^\n]*)")
 # `_Pragma("unroll")`
 _PRAGMA_OP = re.compile(rb"\b_Pragma\s*\(")
-# A line holding nothing but an unroll/pragma macro, e.g. `CUTLASS_PRAGMA_UNROLL`, `CUTE_UNROLL`.
-_PRAGMA_MACRO_LINE = re.compile(
-    rb"\n[ \t]*([A-Z][A-Z0-9_]*(?:UNROLL|PRAGMA)[A-Z0-9_]*)[ \t]*(?=\r?\n|$)"
-)
+# A line holding nothing but an unroll/pragma macro, e.g. `CUTLASS_PRAGMA_UNROLL`, `CUTE_UNROLL`:
+# one upper-case word on its line with `UNROLL` or `PRAGMA` after its first letter
+# (`_unroll_word`). (`[A-Z][A-Z0-9_]*(?:UNROLL|PRAGMA)[A-Z0-9_]*` in the pattern itself tries
+# every `UNROLL` of a long word against every end: quadratic on a 64 KB line of them.)
+_PRAGMA_MACRO_LINE = re.compile(rb"\n[ \t]*([A-Z][A-Z0-9_]*)[ \t]*(?=\r?\n|$)")
 # Attribute-like macros and keywords that take a balanced argument list.
 _ATTR_CALL_WORDS = (
     b"__launch_bounds__",
@@ -63,8 +65,10 @@ _ATTR_WORDS = (
 _SPACE_BYTES = frozenset(b" \t\r\n\f\v")
 # `= {}` (value-initialized default argument / initializer) -> `= 0 `.
 _EMPTY_INIT = re.compile(rb"=[ \t]*\{\}")
-# C++17 `using a::b, c::d;` (the grammar knows only one name per using-declaration).
-_MULTI_USING = re.compile(rb"\n([ \t]*using[ \t]+(?!namespace\b)[\w:<>]+[ \t]*,[^;={}]*;)")
+# C++17 `using a::b, c::d;` (the grammar knows only one name per using-declaration): this head,
+# then everything up to the next `;`, `=`, `{` or `}`, which must be a `;` (`_multi_using`).
+_MULTI_USING = re.compile(rb"\n([ \t]*using[ \t]+(?!namespace\b)[\w:<>]+[ \t]*,)")
+_USING_STOP = re.compile(rb"[;={}]")
 # A statement-like macro call alone on its line without a `;`, e.g. `ACT_GET_IF(host::kU4)`.
 _MACRO_STATEMENT = re.compile(rb"\n[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*\(")
 # Declaration-generating macros used at class or namespace scope.
@@ -75,10 +79,11 @@ _BIT_CAST = re.compile(rb"\b__builtin_bit_cast[ \t]*\([ \t]*([A-Za-z_][\w:]*(?:[
 _TYPENAME_EXPR = re.compile(rb"typename[ \t]+[A-Za-z_][\w:]*::\w+[ \t]*[({]")
 # `__device__ friend` -> `friend __device__` (same length; the grammar wants `friend` first).
 _DEVICE_FRIEND = re.compile(rb"\b__device__([ \t]+)friend\b")
-# Object-like `#define NAME expansion` (one line).
-_DEFINE = re.compile(
-    rb"\n[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*(?://[^\n]*)?$", re.M
-)
+# Object-like `#define NAME expansion` (one line): the name, and the rest of the line, which
+# `_define_expansion` cuts to the expansion. (The expansion as a lazy group before optional
+# blanks and a comment, `([^\n\\]*?)[ \t]*(?://[^\n]*)?$`, tries every blank against every
+# end: quadratic on a line of 64 KB of blanks.)
+_DEFINE = re.compile(rb"\n[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*)")
 _NON_SPACE = re.compile(rb"\S")  # (the first byte `bytes.lstrip()` would keep)
 _TOKEN = re.compile(rb"[A-Za-z_]\w*|\(|\)|,|[^\sA-Za-z_(),]+")
 
@@ -122,38 +127,101 @@ class Attribute:
 @record
 class Normalized:
     data: bytes
-    attributes: list[Attribute] = field(default_factory=list)
+    attributes: list[Attribute] = field(default_factory=list)  # in file order
+    _starts: list[int] = field(default_factory=list, compare=False, repr=False)
 
     def kinds_between(self, start: int, end: int) -> set[str]:
         """Qualifier kinds (global/device/host) of attribute macros in [start, end)."""
         out: set[str] = set()
-        for attr in self.attributes:
-            if attr.start >= start and attr.end <= end:
+        attributes = self.attributes
+        if not attributes:
+            return out
+        starts = self._starts
+        if len(starts) != len(attributes):
+            starts = self._starts = [a.start for a in attributes]
+        # (a bisection to the first attribute at `start`: asked once per function, a scan of
+        # every attribute made the work grow with the square of the file)
+        for i in range(bisect_left(starts, start), len(attributes)):
+            attr = attributes[i]
+            if attr.start > end:
+                break
+            if attr.end <= end:
                 out |= attr.kinds
         return out
 
 
+# Every byte but a line break -> a space.
+_BLANK = bytes(b if b in (10, 13) else 32 for b in range(256))
+
+
 def _blank(out: bytearray, start: int, end: int) -> None:
-    for i in range(start, end):
-        if out[i] not in (10, 13):
-            out[i] = 32
+    if start < end:
+        out[start:end] = out[start:end].translate(_BLANK)
 
 
-def _balanced_end(data: bytes, open_paren_end: int) -> int:
-    """Offset just past the `)` closing the `(` that ends at `open_paren_end`; -1 if none."""
-    depth = 1
-    i = open_paren_end
-    n = len(data)
-    while i < n:
-        c = data[i]
-        if c == 40:
-            depth += 1
-        elif c == 41:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return -1
+class _Blanker:
+    """`_blank` for spans that come in order of their start and may nest or overlap (macro
+    calls inside macro calls): the part already blanked by this blanker is not blanked again,
+    so the work stays linear in the file."""
+
+    __slots__ = ("out", "done")
+
+    def __init__(self, out: bytearray) -> None:
+        self.out = out
+        self.done = 0  # everything in [a span's start, done) is blank already
+
+    def __call__(self, start: int, end: int) -> None:
+        if end > self.done:
+            _blank(self.out, max(start, self.done), end)
+            self.done = end
+
+
+_PAREN = re.compile(rb"[()]")
+
+
+class _Parens:
+    """`end(i)`: the offset just past the `)` closing the `(` that ends at offset `i`, -1 if
+    none. Each is found by reading on from the `(`; once that has read more than twice the
+    file (calls nested in calls, or never closed, each read to the end of the file: quadratic),
+    one pass matches every parenthesis of the file instead, and answers the rest."""
+
+    __slots__ = ("data", "budget", "table")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.budget = 2 * len(data) + 4096
+        self.table: dict[int, int] | None = None
+
+    def end(self, open_paren_end: int) -> int:
+        if self.table is not None:
+            return self.table.get(open_paren_end - 1, -1)
+        depth = 1
+        data = self.data
+        for m in _PAREN.finditer(data, open_paren_end):
+            if data[m.start()] == 40:
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    self.budget -= m.end() - open_paren_end
+                    self._check()
+                    return m.end()
+        self.budget -= len(data) - open_paren_end
+        self._check()
+        return -1
+
+    def _check(self) -> None:
+        if self.budget < 0:
+            table: dict[int, int] = {}
+            opened: list[int] = []
+            data = self.data
+            for m in _PAREN.finditer(data):
+                i = m.start()
+                if data[i] == 40:
+                    opened.append(i)
+                elif opened:
+                    table[opened.pop()] = i + 1
+            self.table = table
 
 
 _CALLABLE_ATTRIBUTES = {b"__launch_bounds__", b"__cluster_dims__", b"__maxnreg__"}
@@ -233,27 +301,108 @@ def _line_matches(pattern, padded: bytes):
     return map(_Shifted, pattern.finditer(padded))
 
 
-def _word_line_matches(pattern, padded: bytes, words) -> list[_Shifted]:
+def _word_line_matches(pattern, padded: bytes, words, accept=None) -> list[_Shifted]:
     """What `_line_matches` finds, for a pattern that can only match from the start of a line
     holding one of `words`: the pattern is tried at those lines only (found at memchr speed)
     instead of at every line start. Matches do not overlap and come in file order, as with
-    `finditer` (a match may run over several lines; lines it covered are not tried again)."""
+    `finditer` (a match may run over several lines; lines it covered are not tried again).
+    `accept(match)`: False for a match to take as no match."""
     out = []
     last_end = 0
     tried = -1
+    line_end = -1  # the end of the line last tried: its other occurrences are skipped
     rfind = padded.rfind
+    find = padded.find
     match = pattern.match
     # (Offsets in `padded`: the `\\n` before a line is at the line's offset in the file.)
     for at, _word in occurrences(padded, words):
+        if at < line_end:
+            continue  # (on the line tried last: looking back for its start is not repeated)
         start = rfind(b"\n", 0, at)
         if start == tried or start < last_end:
             continue
         tried = start
+        line_end = find(b"\n", at)
+        if line_end < 0:
+            line_end = len(padded)
         m = match(padded, start)
-        if m is not None:
+        if m is not None and (accept is None or accept(m)):
             out.append(_Shifted(m))
             last_end = m.end()
     return out
+
+
+def _unroll_word(m) -> bool:
+    """Does the word `_PRAGMA_MACRO_LINE` matched hold `UNROLL` or `PRAGMA` after its first
+    letter?"""
+    word = m.group(1)
+    return word.find(b"UNROLL", 1) >= 0 or word.find(b"PRAGMA", 1) >= 0
+
+
+def _multi_using(padded: bytes) -> list[tuple[int, int]]:
+    """(start, end) in the file of each `using a::b, c;` statement (`_MULTI_USING`, then up to
+    the next `;`, `=`, `{` or `}`, which must be a `;`), as `_word_line_matches` would find
+    them: the next such byte is searched once for all the heads before it."""
+    out = []
+    last_end = 0
+    tried = -1
+    line_end = -1
+    stop_from, stop_at = len(padded) + 1, -1  # the last search for a stop byte: from, found
+    rfind, find = padded.rfind, padded.find
+    for at, _word in occurrences(padded, (b"using",)):
+        if at < line_end:
+            continue
+        start = rfind(b"\n", 0, at)
+        if start == tried or start < last_end:
+            continue
+        tried = start
+        line_end = find(b"\n", at)
+        if line_end < 0:
+            line_end = len(padded)
+        m = _MULTI_USING.match(padded, start)
+        if m is None:
+            continue
+        head_end = m.end()
+        if not (stop_from <= head_end and (stop_at < 0 or head_end <= stop_at)):
+            found = _USING_STOP.search(padded, head_end)
+            stop_from, stop_at = head_end, found.start() if found is not None else -1
+        if stop_at < 0 or padded[stop_at] != 0x3B:  # `;`
+            continue
+        out.append((m.start(1) - 1, stop_at))  # (padded offsets, one past the `;`, minus 1)
+        last_end = stop_at + 1
+    return out
+
+
+def _define_expansion(rest: bytes) -> bytes | None:
+    """The expansion of `#define NAME rest` (the rest of the line after the name and its
+    blanks): up to a `//` comment and the blanks before it, or the blanks at the end; None if
+    it holds a backslash (a continued line)."""
+    comment = rest.find(b"//")
+    head = rest if comment < 0 else rest[:comment]
+    expansion = head.rstrip(b" \t")
+    return None if b"\\" in expansion else expansion
+
+
+class _Define:
+    """An object-like `#define` on one line (the parts of a match normalization reads)."""
+
+    __slots__ = ("name", "expansion", "name_start")
+
+    def __init__(self, m) -> None:
+        self.name = m.group(1)
+        self.expansion = _define_expansion(m.group(2))
+        self.name_start = m.start(1)
+
+    def group(self, index: int) -> bytes:
+        return self.name if index == 1 else self.expansion
+
+    def start(self, index: int) -> int:
+        return self.name_start
+
+
+def _defines(padded: bytes) -> list[_Define]:
+    found = [_Define(m) for m in _word_line_matches(_DEFINE, padded, (b"define",))]
+    return [d for d in found if d.expansion is not None]
 
 
 def _starts_word(data: bytes, at: int) -> bool:
@@ -321,45 +470,56 @@ def normalize(data: bytes) -> Normalized:
     attributes: list[Attribute] = []
     has_hash = b"#" in data
     padded = b"\n" + data
+    parens = _Parens(data)
 
     if has_hash and b"pragma" in data:
         for m in _word_line_matches(_PRAGMA, padded, (b"pragma",)):
             _blank(out, m.start(1), m.end(1))
     if b"_Pragma" in data:
+        blank = _Blanker(out)
         for m in _PRAGMA_OP.finditer(data):
-            end = _balanced_end(data, m.end())
+            end = parens.end(m.end())
             if end > 0:
-                _blank(out, m.start(), end)
+                blank(m.start(), end)
     if b"UNROLL" in data or b"PRAGMA" in data:
-        for m in _word_line_matches(_PRAGMA_MACRO_LINE, padded, (b"UNROLL", b"PRAGMA")):
+        words = (b"UNROLL", b"PRAGMA")
+        for m in _word_line_matches(_PRAGMA_MACRO_LINE, padded, words, _unroll_word):
             _blank(out, m.start(1), m.end(1))
+    blank = _Blanker(out)
     for start, paren_end in _attribute_calls(data):
-        end = _balanced_end(data, paren_end)
+        end = parens.end(paren_end)
         if end > 0:
-            _blank(out, start, end)
+            blank(start, end)
     for start, end, _word in _whole_words(data, _ATTR_WORDS):
         _blank(out, start, end)
     if b"using" in data:
-        for m in _word_line_matches(_MULTI_USING, padded, (b"using",)):
-            _blank(out, m.start(1), m.end(1))
+        for start, end in _multi_using(padded):
+            _blank(out, start, end)
+    blank = _Blanker(out)
+    eol_from, eol = len(data) + 1, -1  # the last search for a line end: from, found
+    after_eol, after = -2, b""  # the first byte after that line end that is not a blank
     for m in _line_matches(_MACRO_STATEMENT, padded):
-        end = _balanced_end(data, m.end())
+        end = parens.end(m.end())
         if end < 0:
             continue
-        eol = data.find(b"\n", end)
-        rest = data[end : eol if eol >= 0 else len(data)].strip()
-        if rest and not rest.startswith(b"//"):
+        if not (eol_from <= end and (eol < 0 or end <= eol)):
+            eol_from, eol = end, data.find(b"\n", end)
+        # (the rest of the line must be blank, or a comment)
+        rest = _NON_SPACE.search(data, end, eol if eol >= 0 else len(data))
+        if rest is not None and not data.startswith(b"//", rest.start()):
             continue
-        nxt = _NON_SPACE.search(data, eol) if eol >= 0 else None
-        after = nxt.group() if nxt is not None else b""
+        if after_eol != eol:
+            nxt = _NON_SPACE.search(data, eol) if eol >= 0 else None
+            after_eol, after = eol, nxt.group() if nxt is not None else b""
         if after and after in b"<.-+*/%&|^?:;),=[":
             continue  # the call continues on the next line (`CHECK(x)\n << "msg";`)
-        _blank(out, m.start(1), end)
+        blank(m.start(1), end)
     if b"SGL_REGISTER_" in data:
+        blank = _Blanker(out)
         for m in _DECL_MACRO.finditer(data):
-            end = _balanced_end(data, m.end())
+            end = parens.end(m.end())
             if end > 0:
-                _blank(out, m.start(), end)
+                blank(m.start(), end)
     if b"__builtin_bit_cast" in data:
         for m in _BIT_CAST.finditer(data):
             out[m.start(1) : m.end(1)] = b"0" + b" " * (m.end(1) - m.start(1) - 1)
@@ -376,18 +536,24 @@ def normalize(data: bytes) -> Normalized:
             out[m.end() - 2 : m.end()] = b"0 "
 
     # (`define` searched first: 201 of the 290 JIT files have none, and skip the regex)
-    defines = (
-        _word_line_matches(_DEFINE, padded, (b"define",)) if has_hash and b"define" in data else []
-    )
+    defines = _defines(padded) if has_hash and b"define" in data else []
     macros = _local_attribute_macros(defines) if defines else dict(KNOWN_ATTRIBUTE_MACROS)
     if macros:
         define_lines = {m.start(1) for m in defines}
+        line_start, first = -1, -1  # the line of the last use: its start, its first non-blank
+        last = 0
         for start, end, name in _whole_words(data, sorted(macros, key=len, reverse=True)):
             if start in define_lines:
                 continue
-            # Skip uses inside preprocessor lines (e.g. `#define X SGL_DEVICE`).
-            line_start = data.rfind(b"\n", 0, start) + 1
-            if data[line_start:start].lstrip().startswith(b"#"):
+            # Skip uses inside preprocessor lines (e.g. `#define X SGL_DEVICE`). (The line's
+            # start is looked for back to the last use only: many uses on one long line.)
+            newline = data.rfind(b"\n", last, start)
+            if newline >= 0 or line_start < 0:
+                line_start = (newline if newline >= 0 else data.rfind(b"\n", 0, start)) + 1
+                nxt = _NON_SPACE.search(data, line_start)
+                first = nxt.start() if nxt is not None else len(data)
+            last = start
+            if first < start and data[first] == 0x23:  # `#`
                 continue
             kinds = macros[name]
             attributes.append(Attribute(start, end, name.decode(), kinds))

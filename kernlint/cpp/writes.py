@@ -16,8 +16,12 @@ Simple pointer aliases (`auto q = p + off;`, `T* q = p;`) are followed one decla
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from .params import parameters
-from .parser import identifier_nodes
+from .parser import Seeker, identifier_nodes
+
+_POINTER, _ELEMENT = 0, 1  # what `_follow` is looking at: the pointer value or an element
 
 READ, WRITE, UNSURE = "read", "write", "unsure"
 
@@ -175,14 +179,49 @@ class Analyzer:
         self.local_functions = local_functions  # name -> [function_definition nodes]
         self._seen_aliases: set[str] = set()
         self._by_name: dict[bytes, list] = {}
+        self._body_text: bytes | None = None
+        self._seeker = Seeker(body) if body is not None else None
+        self._parent = self._seeker.parent if self._seeker is not None else _node_parent
+        self._asm: list[tuple[int, int, object]] | None = None
+        self._asm_starts: list[int] = []
+        # Verdicts of `_local_callee`, shared by every analyzer of the file when the facts
+        # provide a memo (`local_functions.callee_memo`): a verdict depends only on the callee's
+        # name, the argument, the depth and `callee_const`.
+        memo = getattr(local_functions, "callee_memo", None)
+        self._memo: dict = {} if memo is None else memo
 
     def _identifiers(self, name: str) -> list:
         """The `identifier`/`type_identifier` nodes named `name` in the body, in order."""
         key = name.encode()
         found = self._by_name.get(key)
         if found is None:
-            found = self._by_name[key] = identifier_nodes(self.body, key)
+            # (the body's bytes are read once, not once per name)
+            found = self._by_name[key] = identifier_nodes(
+                self.body, key, self._text(), self._seeker
+            )
         return found
+
+    def _in_asm(self, ident) -> bool:
+        """Is `ident` inside inline asm (a `gnu_asm_expression` above it, with no function or
+        lambda between them)? The asm statements of the body are found once, from their
+        keyword; only for a name inside one is the path down to it read. (Walking up from every
+        use cost the square of the nesting depth per use: `node.parent` itself descends from
+        the root.)"""
+        if self._asm is None:
+            self._asm = _asm_ranges(self.body, self._text(), self._seeker)
+            self._asm_starts = [start for start, _end, _node in self._asm]
+        if not self._asm:
+            return False
+        i = bisect_right(self._asm_starts, ident.start_byte) - 1
+        if i < 0:
+            return False
+        _start, end, outer = self._asm[i]
+        return ident.end_byte <= end and _asm_above(outer, ident)
+
+    def _text(self) -> bytes:
+        if self._body_text is None:
+            self._body_text = self.body.text
+        return self._body_text
 
     # -- entry point ------------------------------------------------------------------------
     def param_access(self, name: str) -> str:
@@ -197,14 +236,14 @@ class Analyzer:
         for ident in self._identifiers(name):
             if ident.start_byte < after:
                 continue
-            parent = ident.parent
+            parent = self._parent(ident)
             if parent is None or ident.type == "type_identifier":
                 return UNSURE  # e.g. `Epilogue e(p, n);` read as a function declaration
             if parent.type in _DECLARATOR_PARENTS and _is_declarator_of(parent, ident):
                 return UNSURE  # shadowed or redeclared
             if parent.type in ("lambda_capture_specifier", "lambda_default_capture"):
                 continue
-            if _inside(ident, "gnu_asm_expression"):
+            if self._in_asm(ident):
                 return WRITE
             result = self._pointer(ident)
             if result == WRITE:
@@ -213,39 +252,57 @@ class Analyzer:
                 verdict = UNSURE
         return verdict
 
-    # -- the pointer value ------------------------------------------------------------------
+    # -- following a use up the tree ---------------------------------------------------------
     def _pointer(self, node) -> str:
-        parent = node.parent
+        """The verdict for `node`, an expression whose value is the pointer."""
+        return self._follow(node, _POINTER)
+
+    def _element(self, node) -> str:
+        """The verdict for `node`, an element (or a part of one) reached through the pointer."""
+        return self._follow(node, _ELEMENT)
+
+    def _follow(self, node, mode: int) -> str:
+        """A loop, not recursion: each step either decides, or names the node above (and
+        whether it is the pointer or an element) to look at next, however deep the use."""
+        while True:
+            step = self._pointer_step(node) if mode == _POINTER else self._element_step(node)
+            if step.__class__ is str:
+                return step
+            mode, node = step
+
+    # -- the pointer value (a step: a verdict, or (mode, node) to follow next) ---------------
+    def _pointer_step(self, node) -> str | tuple:
+        parent = self._parent(node)
         if parent is None:
             return UNSURE
         t = parent.type
         if t == "parenthesized_expression":
-            return self._pointer(parent)
+            return _POINTER, parent
         if t == "binary_expression":
             op = parent.child_by_field_name("operator")
             op = op.type if op is not None else ""
             if op in ("+", "-"):
-                return self._pointer(parent)
+                return _POINTER, parent
             if op in _COMPARISON_OPS:
                 return READ
             return UNSURE
         if t == "conditional_expression":
             if _field_is(parent, "condition", node):
                 return READ
-            return self._pointer(parent)
+            return _POINTER, parent
         if t == "subscript_expression" and _field_is(parent, "argument", node):
-            return self._element(parent)
+            return _ELEMENT, parent
         if t == "subscript_argument_list":
             return UNSURE
         if t == "pointer_expression":
             op = parent.child_by_field_name("operator")
             if op is not None and op.type == "*":
-                return self._element(parent)
+                return _ELEMENT, parent
             return UNSURE  # `&p`: the address of the pointer variable escapes
         if t == "field_expression" and _field_is(parent, "argument", node):
             op = parent.child_by_field_name("operator")
             if op is not None and op.type == "->":
-                return self._element(parent)
+                return _ELEMENT, parent
             return UNSURE
         if t == "cast_expression":
             return self._after_cast(parent, parent.child_by_field_name("type"))
@@ -266,16 +323,16 @@ class Analyzer:
             return READ
         return UNSURE
 
-    def _after_cast(self, cast_node, type_node) -> str:
+    def _after_cast(self, cast_node, type_node) -> str | tuple:
         text = type_node.text.decode("utf-8", "replace") if type_node is not None else ""
         if "*" not in text:
             return UNSURE  # to an integer (or a reference): the address escapes
         if _pointee_const_text(text):
             return READ
-        return self._pointer(cast_node)
+        return _POINTER, cast_node
 
-    def _pointer_argument(self, arglist, node) -> str:
-        call = arglist.parent
+    def _pointer_argument(self, arglist, node) -> str | tuple:
+        call = self._parent(arglist)
         if call is None or call.type != "call_expression":
             return UNSURE
         name, qualified, targs, fn = _callee(call)
@@ -296,6 +353,13 @@ class Analyzer:
         return verdict
 
     def _local_callee(self, name: str, index: int, element: bool) -> str:
+        key = (name, index, element, self.depth, self.callee_const)
+        verdict = self._memo.get(key)
+        if verdict is None:
+            verdict = self._memo[key] = self._local_callee_uncached(name, index, element)
+        return verdict
+
+    def _local_callee_uncached(self, name: str, index: int, element: bool) -> str:
         defs = self.local_functions.get(name)
         if not defs or index < 0:
             return UNSURE
@@ -331,7 +395,7 @@ class Analyzer:
         return READ if verdicts == {READ} else UNSURE
 
     def _pointer_init(self, init) -> str:
-        decl = init.parent
+        decl = self._parent(init)
         if decl is None or decl.type != "declaration":
             return UNSURE
         declarator = init.child_by_field_name("declarator")
@@ -363,52 +427,52 @@ class Analyzer:
         count = sum(
             1
             for i in self._identifiers(name)
-            if i.parent is not None
-            and i.parent.type in _DECLARATOR_PARENTS
-            and _is_declarator_of(i.parent, i)
+            if (up := self._parent(i)) is not None
+            and up.type in _DECLARATOR_PARENTS
+            and _is_declarator_of(up, i)
         )
         if count != 1:
             return UNSURE
         return self._name_access(name, decl.end_byte)
 
     # -- an element reached through the pointer ---------------------------------------------
-    def _element(self, node) -> str:
-        parent = node.parent
+    def _element_step(self, node) -> str | tuple:
+        parent = self._parent(node)
         if parent is None:
             return UNSURE
         t = parent.type
         if t == "parenthesized_expression":
-            return self._element(parent)
+            return _ELEMENT, parent
         if t == "assignment_expression":
             return WRITE if _field_is(parent, "left", node) else READ
         if t == "update_expression":
             return WRITE
         if t == "field_expression" and _field_is(parent, "argument", node):
-            grand = parent.parent
+            grand = self._parent(parent)
             if (
                 grand is not None
                 and grand.type == "call_expression"
                 and _field_is(grand, "function", parent)
             ):
                 return UNSURE  # a method call on the element may modify it
-            return self._element(parent)
+            return _ELEMENT, parent
         if t == "subscript_expression":
             if _field_is(parent, "argument", node):
-                return self._element(parent)
+                return _ELEMENT, parent
             return READ
         if t == "subscript_argument_list":
             return READ  # used as an index
         if t == "pointer_expression":
             op = parent.child_by_field_name("operator")
             if op is not None and op.type == "&":
-                return self._pointer(parent)
+                return _POINTER, parent
             return UNSURE
         if t in ("binary_expression", "unary_expression"):
             return READ
         if t == "conditional_expression":
             if _field_is(parent, "condition", node):
                 return READ
-            return self._element(parent)
+            return _ELEMENT, parent
         if t == "cast_expression":
             type_node = parent.child_by_field_name("type")
             text = type_node.text.decode("utf-8", "replace") if type_node is not None else ""
@@ -416,7 +480,7 @@ class Analyzer:
         if t == "init_declarator" and _field_is(parent, "value", node):
             declarator = parent.child_by_field_name("declarator")
             if declarator is not None and declarator.type == "reference_declarator":
-                decl = parent.parent
+                decl = self._parent(parent)
                 if decl is not None and any(
                     c.type == "type_qualifier" and c.text == b"const" for c in decl.children
                 ):
@@ -426,7 +490,7 @@ class Analyzer:
                 return READ
             return UNSURE
         if t == "argument_list":
-            call = parent.parent
+            call = self._parent(parent)
             if call is None or call.type != "call_expression":
                 return UNSURE
             name, qualified, targs, fn = _callee(call)
@@ -483,12 +547,49 @@ def _is_declarator_of(parent, ident) -> bool:
     return _field_is(parent, "declarator", ident)
 
 
-def _inside(node, node_type: str) -> bool:
-    n = node.parent
-    while n is not None:
-        if n.type == node_type:
-            return True
-        if n.type in ("function_definition", "lambda_expression"):
+_SCOPES = frozenset(("function_definition", "lambda_expression"))
+
+
+def _node_parent(node):
+    return node.parent
+
+
+def _asm_ranges(body, text: bytes, seeker: Seeker) -> list[tuple[int, int, object]]:
+    """(start, end, node) of the outermost `gnu_asm_expression` nodes in `body` (`text`: the
+    body's bytes; `seeker`: a Seeker of `body`), in order: each holds its `asm`/`__asm__`
+    keyword as a child."""
+    out: list[tuple[int, int, object]] = []
+    base = body.start_byte
+    i = text.find(b"asm")
+    while i >= 0:
+        token = seeker.smallest(base + i, base + i + 3)
+        parent = seeker.parent(token) if token is not None else None
+        if parent is not None and parent.type == "gnu_asm_expression":
+            if not out or parent.start_byte >= out[-1][1]:
+                out.append((parent.start_byte, parent.end_byte, parent))
+            i = max(i + 1, out[-1][1] - base)  # (an asm nested in it is not outermost)
+        else:
+            i += 1
+        i = text.find(b"asm", i)
+    return out
+
+
+def _asm_above(asm, ident) -> bool:
+    """Going down from `asm` (which contains `ident`) to `ident`: is the last asm passed on the
+    way not followed by a function or lambda? (What walking up from `ident` would find first.)"""
+    target = ident.start_byte
+    cursor = asm.walk()
+    inside = True  # below an asm with no scope in between
+    while True:
+        node = cursor.node
+        if node.id == ident.id:
+            return inside
+        if cursor.goto_first_child_for_byte(target) is None:
+            return False  # (not reached: `ident` is not below `asm`)
+        node = cursor.node
+        if node.start_byte > target:
             return False
-        n = n.parent
-    return False
+        if node.type == "gnu_asm_expression":
+            inside = True
+        elif node.type in _SCOPES:
+            inside = False

@@ -137,14 +137,33 @@ def _first_access(facts, condition, tensors):
 
 
 def _matcher_can_express(node, stop) -> bool:
-    """Equality, dtype, device and contiguity checks: yes. Bounds and divisibility: no."""
-    n = node.parent
-    while n is not None:
+    """Equality, dtype, device and contiguity checks: yes. Bounds and divisibility: no. (The
+    nodes from `stop` down to `node` are read going down, with one cursor: walking up with
+    `node.parent`, which itself goes down from the root, cost the square of the depth.)"""
+    path = _path_down(stop, node)
+    if path is None:  # (not below `stop`: every node above `node`)
+        path = []
+        n = node.parent
+        while n is not None:
+            path.append(n)
+            n = n.parent
+    for n in path:
         if n.type == "binary_expression":
             op = n.child_by_field_name("operator")
             if op is not None and op.type in _NOT_EXPRESSIBLE:
                 return False
-        if n.id == stop.id:
-            break
-        n = n.parent
     return True
+
+
+def _path_down(top, node) -> list | None:
+    """The nodes from `top` down to the parent of `node`, or None if `node` is not below `top`."""
+    if node.id == top.id:
+        return None
+    cursor = top.walk()
+    path = []
+    target = node.start_byte
+    while cursor.node.id != node.id:
+        path.append(cursor.node)
+        if cursor.goto_first_child_for_byte(target) is None or cursor.node.start_byte > target:
+            return None
+    return path

@@ -179,6 +179,7 @@ def check(ctx) -> None:
     else:
         nodes = in_document_order(_named_calls(ctx) + facts.nodes("gnu_asm_expression"))
     launches: dict[int, int] = {}  # function node id -> first launch offset
+    local_arrays: dict[tuple[int, bytes], bool] = {}  # (function id, name) -> declared array
     for node in nodes:
         if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
             continue
@@ -203,11 +204,11 @@ def check(ctx) -> None:
         if (
             node.child_count > 2 and any(c.type == "kernel_call_syntax" for c in node.children)
         ) or _is_launch(fn, name):
-            owner = _enclosing_function(node)
+            owner = facts.enclosing_function(node)
             if owner is not None:
                 launches.setdefault(owner.id, node.end_byte)
         if name in _SHUFFLES:
-            op = _reduction_op(node)
+            op = _reduction_op(node, facts.parent)
             if op is not None:
                 _report(ctx, node.start_byte, node.end_byte, "shfl-reduction", name, op=op)
         elif name in _PDL_CALLS:
@@ -221,17 +222,17 @@ def check(ctx) -> None:
                 targs is not None
                 and _VECTOR_CAST.match(" ".join(ctx.text(targs).split()))
                 and not _casts_an_address(node)
-                and not _casts_a_local_array(node)
-                and _in_device_code(node, kinds)
+                and not _casts_a_local_array(node, facts, local_arrays)
+                and _in_device_code(node, kinds, facts)
             ):
                 text = "reinterpret_cast" + " ".join(ctx.text(targs).split())
                 _report(ctx, node.start_byte, node.end_byte, "vector-cast", text)
         elif name in _ERROR_CALLS:
-            owner = _enclosing_function(node)
+            owner = facts.enclosing_function(node)
             if owner is not None and launches.get(owner.id, 1 << 62) <= node.start_byte:
                 _report(ctx, node.start_byte, node.end_byte, "get-last-error", name + "()")
         elif name in _HOST_CHECKS and fn.type == "identifier":
-            owner = _enclosing_function(node)
+            owner = facts.enclosing_function(node)
             func = kinds.get(owner.id) if owner is not None else None
             if func is not None and _is_host_only(func):
                 _report(ctx, fn.start_byte, fn.end_byte, "host-assert", name)
@@ -306,25 +307,36 @@ def _casts_an_address(call) -> bool:
     return op is not None and op.type == "&"
 
 
-def _in_device_code(node, kinds) -> bool:
-    owner = _enclosing_function(node)
+def _in_device_code(node, kinds, facts) -> bool:
+    owner = facts.enclosing_function(node)
     func = kinds.get(owner.id) if owner is not None else None
     return func is not None and bool({"global", "device"} & func.qualifiers)
 
 
-def _casts_a_local_array(call) -> bool:
-    """`reinterpret_cast<const uint4*>(regs)` with `T regs[4]` declared in the function."""
-    from kernlint.cpp.parser import identifier_nodes
-
+def _casts_a_local_array(call, facts, memo: dict) -> bool:
+    """`reinterpret_cast<const uint4*>(regs)` with `T regs[4]` declared in the function (`memo`:
+    the answers by function and name, each found once)."""
     args = call.child_by_field_name("arguments")
     values = [a for a in args.named_children if a.type != "comment"] if args is not None else []
     if len(values) != 1 or values[0].type != "identifier":
         return False
-    owner = _enclosing_function(call)
+    owner = facts.enclosing_function(call)
     if owner is None:
         return False
-    for ident in identifier_nodes(owner, values[0].text):
-        decl = ident.parent
+    key = (owner.id, values[0].text)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _declares_array(owner, values[0].text)
+    return found
+
+
+def _declares_array(owner, name: bytes) -> bool:
+    """Is `name` the declarator of an array (`T name[4]`) somewhere in `owner`?"""
+    from kernlint.cpp.parser import Seeker, identifier_nodes
+
+    seeker = Seeker(owner)
+    for ident in identifier_nodes(owner, name, seeker=seeker):
+        decl = seeker.parent(ident)
         if decl is not None and decl.type == "array_declarator":
             inner = decl.child_by_field_name("declarator")
             if (
@@ -334,15 +346,6 @@ def _casts_a_local_array(call) -> bool:
             ):
                 return True  # the name is the declarator of an array (`T regs[4]`)
     return False
-
-
-def _enclosing_function(node):
-    n = node.parent
-    while n is not None:
-        if n.type == "function_definition":
-            return n
-        n = n.parent
-    return None
 
 
 def _is_host_only(func) -> bool:
@@ -356,22 +359,23 @@ def _text(node) -> bytes:
     return b"".join(node.text.split())
 
 
-def _reduction_op(call) -> str | None:
-    """`v += shfl(m, v, k)` -> "sum"; `v = max(v, shfl(m, v, k))` -> "max"; else None."""
+def _reduction_op(call, parent_of) -> str | None:
+    """`v += shfl(m, v, k)` -> "sum"; `v = max(v, shfl(m, v, k))` -> "max"; else None.
+    (`parent_of(node)`: `node.parent`. The variable's text is read only once the shape around
+    the call is a reduction's: shuffles nested in shuffles are not read again at each level.)"""
     args = call.child_by_field_name("arguments")
     values = [a for a in args.named_children if a.type != "comment"] if args is not None else []
     if len(values) < 3:
         return None
-    var = _text(values[1])
-    parent = call.parent
+    parent = parent_of(call)
     while parent is not None and parent.type == "parenthesized_expression":
-        parent = parent.parent
+        parent = parent_of(parent)
     if parent is None:
         return None
     if parent.type == "assignment_expression":
         op = parent.child_by_field_name("operator")
         left = parent.child_by_field_name("left")
-        if op is not None and left is not None and _text(left) == var:
+        if op is not None and left is not None and _text(left) == _text(values[1]):
             return _COMPOUND_OPS.get(op.type)
         return None
     if parent.type == "binary_expression":
@@ -379,24 +383,24 @@ def _reduction_op(call) -> str | None:
         other = [
             c for c in (parent.child_by_field_name("left"), parent.child_by_field_name("right"))
         ]
-        if (
-            op is None
-            or op.type not in ("+", "*")
-            or not any(c is not None and c.id != call.id and _text(c) == var for c in other)
-        ):
+        if op is None or op.type not in ("+", "*"):
+            return None
+        var = _text(values[1])
+        if not any(c is not None and c.id != call.id and _text(c) == var for c in other):
             return None
         kind = "sum" if op.type == "+" else "prod"
-        outer = parent.parent
-    elif parent.type == "argument_list" and parent.parent is not None:
-        fcall = parent.parent
+        outer = parent_of(parent)
+    elif parent.type == "argument_list" and parent_of(parent) is not None:
+        fcall = parent_of(parent)
         fn = fcall.child_by_field_name("function")
         kind = _MAX_FUNCS.get(simple_name(fn)) if fn is not None else None
         if kind is None:
             return None
+        var = _text(values[1])
         others = [a for a in parent.named_children if a.id != call.id and a.type != "comment"]
         if len(others) != 1 or _text(others[0]) != var:
             return None
-        outer = fcall.parent
+        outer = parent_of(fcall)
     else:
         return None
     if outer is not None and outer.type == "assignment_expression":

@@ -26,7 +26,7 @@ import re
 from ..model import Edit
 from .lexer import span_at
 from .params import function_declarator
-from .parser import identifier_nodes
+from .parser import Seeker, identifier_nodes
 
 # Callees that take a pointer to const (`const void*`, `const T*`): SGLang's `load_as` and
 # `AlignedVector::load`, the read-only cache loads, printf.
@@ -583,11 +583,13 @@ class FixSafety:
         body = func_node.child_by_field_name("body")
         if body is None or not name:
             return True
-        for ident in identifier_nodes(body, name.encode()):
+        seeker = Seeker(body)  # (parents without a lookup from the root each: see Seeker)
+        parent_of = seeker.parent
+        for ident in identifier_nodes(body, name.encode(), seeker=seeker):
             node = ident
-            parent = node.parent
+            parent = parent_of(node)
             while parent is not None and parent.type == "parenthesized_expression":
-                node, parent = parent, parent.parent
+                node, parent = parent, parent_of(parent)
             if parent is None:
                 return False
             t = parent.type
@@ -597,13 +599,13 @@ class FixSafety:
                     return False
             elif t == "init_declarator" and _field_is(parent, "value", node):
                 declarator = parent.child_by_field_name("declarator")
-                decl = parent.parent
+                decl = parent_of(parent)
                 if _declares_reference(declarator) and not (
                     decl is not None and _is_auto(decl.child_by_field_name("type"))
                 ):
                     return False
             elif t == "argument_list":
-                call = parent.parent
+                call = parent_of(parent)
                 if call is None or call.type != "call_expression":
                     continue
                 callee, _, _ = _callee(call)
@@ -688,12 +690,15 @@ class _ConstFlow:
         self.body = body
         self.edits: list[Edit] = []
         self._aliases: set[str] = set()
+        # (parents known without a lookup from the root: `node.parent` costs the depth)
+        self._seeker = Seeker(body)
+        self._parent = self._seeker.parent
 
     def name_ok(self, name: str, after: int) -> bool:
-        for ident in identifier_nodes(self.body, name.encode()):
+        for ident in identifier_nodes(self.body, name.encode(), seeker=self._seeker):
             if ident.start_byte < after:
                 continue
-            parent = ident.parent
+            parent = self._parent(ident)
             if ident.type != "identifier" or parent is None:
                 return False
             if parent.type in ("lambda_capture_specifier", "lambda_default_capture"):
@@ -720,7 +725,7 @@ class _ConstFlow:
 
     # The pointer value (now `const T*`).
     def _pointer(self, node):
-        parent = node.parent
+        parent = self._parent(node)
         if parent is None:
             return False
         t = parent.type
@@ -844,7 +849,7 @@ class _ConstFlow:
 
     # An element reached through the pointer (now a const lvalue).
     def _element(self, node):
-        parent = node.parent
+        parent = self._parent(node)
         if parent is None:
             return False
         t = parent.type

@@ -13,13 +13,22 @@ import hashlib
 def line_fingerprints(diagnostics, sources, path_key=lambda d: d.path) -> list[str]:
     """Fingerprints for `diagnostics`, in the same order."""
     counts: dict[tuple, int] = {}
+    lines: dict[tuple, str] = {}  # (path, line) -> collapsed text: once per line, not per finding
+    paths: dict[str, str] = {}
     out = []
     for d in diagnostics:
-        source = sources.get(d.path)
-        text = ""
-        if source is not None and 0 < d.line <= len(source.line_starts):
-            text = " ".join(source.line_text(d.line - 1).split())
-        key = (path_key(d), d.code, text)
+        where = (d.path, d.line)
+        text = lines.get(where)
+        if text is None:
+            source = sources.get(d.path)
+            text = ""
+            if source is not None and 0 < d.line <= len(source.line_starts):
+                text = " ".join(source.line_text(d.line - 1).split())
+            lines[where] = text
+        path = paths.get(d.path)
+        if path is None:
+            path = paths[d.path] = path_key(d)
+        key = (path, d.code, text)
         n = counts.get(key, 0) + 1
         counts[key] = n
         digest = hashlib.sha256("\0".join(key).encode("utf-8", "surrogateescape")).hexdigest()

@@ -294,10 +294,28 @@ def _semantic_note(results) -> None:
         _warn(f"semantic mode off: {unavailable[len('unavailable: ') :]}")
         return
     cpp = sum(1 for r in results if r.language == "cpp")
-    examples = "; ".join(r.notes[0] for r in noted[:3])
+    # The rules' `unjudged: parameter|callee PATH:LINE` notes: what was left to the tree-sitter
+    # verdict because its type did not resolve (kernlint.semantic.note_unjudged).
+    unjudged = {"parameter": 0, "callee": 0}
+    problems = []
+    for r in noted:
+        mine = [n for n in r.notes if not n.startswith("unjudged: ")]
+        for n in r.notes:
+            what = n[len("unjudged: ") :].split(" ", 1)[0] if n.startswith("unjudged: ") else ""
+            if what in unjudged:
+                unjudged[what] += 1
+        if mine:
+            problems.append(mine[0])
+    examples = "; ".join(problems[:3])
+    skipped = ""
+    if unjudged["parameter"] or unjudged["callee"]:
+        skipped = (
+            f"; not judged, their types unresolved: {unjudged['parameter']} FFI parameter(s), "
+            f"{unjudged['callee']} callee(s) (no finding is built on a guessed type)"
+        )
     _warn(
-        f"semantic: libclang could not fully resolve {len(noted)} of {cpp} C++/CUDA files "
-        f"(e.g. {examples}); the tree-sitter findings stand for them"
+        f"semantic: libclang could not fully resolve {len(problems)} of {cpp} C++/CUDA files "
+        f"(e.g. {examples}); the tree-sitter findings stand for them{skipped}"
     )
 
 

@@ -325,3 +325,153 @@ def test_bad_defines_are_errors(project):
     (project / "kernlint.toml").write_text('defines = ["OK=1"]\n')
     p = check(project, "CU005", "-D", "NOT A NAME")
     assert p.returncode == 2 and "--define" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+# -- types libclang could not resolve are not judged -------------------------------------------
+
+MISSING_CUH = """\
+#pragma once
+#include <tvm/ffi/container/tensor.h>
+#include "missing.h"
+#include "present.h"
+#include <string>
+namespace sglang {
+using my_t = missing_t;
+typedef missing_t your_t;
+void f(tvm::ffi::TensorView x, missing_t a, my_t b, your_t c, std::string d, present_t e) {}
+}  // namespace sglang
+"""
+PRESENT_H = "#pragma once\ntypedef long present_t;\n"
+PRESENT_CUH = """\
+#pragma once
+#include <tvm/ffi/container/tensor.h>
+#include "present.h"
+namespace sglang {
+void g(tvm::ffi::TensorView x, present_t e) {}
+}  // namespace sglang
+"""
+
+
+def _missing_project(project, *files):
+    src = project / "kernels" / "jit" / "csrc"
+    for name in ("types.h", "dev.h", "ffi.cuh", "kernel.cuh"):
+        (src / name).unlink()
+    (src / "present.h").write_text(PRESENT_H)
+    for name, text in files:
+        (src / name).write_text(text)
+    return project
+
+
+def test_types_from_a_missing_header_are_not_judged(project):
+    """`missing.h` is not found: its names (and aliases of them, and whatever libclang then
+    cannot instantiate, such as `std::string`) come out of error recovery as `int`. None of
+    them is reported; the alias from a header that exists still is, and the note counts what
+    was left to the syntactic pass."""
+    _missing_project(project, ("missing.cuh", MISSING_CUH))
+    plain = check(project, "CU005")
+    semantic = check(project, "CU005", "--semantic")
+    assert "Traceback" not in semantic.stderr
+    assert _findings(plain) == []
+    got = _findings(semantic)
+    assert [m.split("`")[3] for _, _, m in got] == ["e"], got
+    assert "`present_t`" in got[0][2] and "int64_t" in got[0][2]
+    assert semantic.stderr.count("semantic:") == 1, semantic.stderr
+    assert "missing.h" in semantic.stderr
+    # a, b, c and d: not judged, and said so.
+    assert "not judged" in semantic.stderr and "4 FFI parameter(s)" in semantic.stderr, (
+        semantic.stderr
+    )
+
+
+def test_an_alias_from_a_header_that_exists_is_judged(project):
+    _missing_project(project, ("present.cuh", PRESENT_CUH))
+    semantic = check(project, "CU005", "--semantic")
+    got = _findings(semantic)
+    assert len(got) == 1 and "`present_t`" in got[0][2], got
+    assert "semantic:" not in semantic.stderr, semantic.stderr  # everything resolved
+
+
+def test_alias_chains_through_unresolved_names(tmp_path):
+    """Every form of a type behind a missing header is UNRESOLVED, never `int`; a declaration
+    after the missing include in the same file is not trusted either (the header could have
+    changed what follows), one from a clean header is."""
+    from kernlint import semantic
+
+    (tmp_path / "present.h").write_text(PRESENT_H)
+    f = tmp_path / "chains.cuh"
+    f.write_text(
+        '#include "missing.h"\n'
+        '#include "present.h"\n'
+        "using a_t = missing_t;\n"
+        "typedef missing_t b_t;\n"
+        "using c_t = decltype(missing_fn());\n"
+        "using d_t = missing_ns::type;\n"
+        "using e_t = a_t;\n"
+        "using g_t = IDX_FROM_MISSING_H;\n"
+        "using ok_t = long;\n"
+        "void f(missing_t x0, a_t x1, b_t x2, c_t x3, d_t x4, e_t x5, g_t x6, ok_t x7,\n"
+        "       present_t x8) {}\n"
+    )
+    sem = semantic.SemanticFile(str(f), f.read_bytes())
+    assert sem.problems and "missing.h" in sem.problems[0]
+    sem._index()
+    got = {cur.spelling: sem.param_integer(off) for off, cur in sem._params.items()}
+    assert got.pop("x8") == ("present_t", "int64_t")
+    assert got == {f"x{i}": semantic.UNRESOLVED for i in range(8)}, got
+
+
+def test_clean_aliases_are_not_marked_unresolved(tmp_path):
+    from kernlint import semantic
+
+    f = tmp_path / "clean.cuh"
+    f.write_text(
+        "#include <cstdint>\n#include <cstddef>\n"
+        "template <class T> struct S { using type = long; };\n"
+        "using s_t = S<int>::type;\n"
+        "using ok_t = unsigned;\n"
+        "using w_t = int64_t;\n"
+        "void f(s_t x0, ok_t x1, w_t x2, std::size_t x3) {}\n"
+    )
+    sem = semantic.SemanticFile(str(f), f.read_bytes())
+    assert sem.problems == []
+    sem._index()
+    got = {cur.spelling: sem.param_integer(off) for off, cur in sem._params.items()}
+    assert got == {
+        "x0": ("s_t", "int64_t"),
+        "x1": ("ok_t", "uint32_t"),
+        "x2": None,
+        "x3": ("std::size_t", "uint64_t"),
+    }, got
+
+
+DEV_BAD_H = """\
+#pragma once
+#include "missing_dev.h"
+__device__ float read_bad(const float* p);
+"""
+KERNEL_BAD_CUH = """\
+#pragma once
+#include "dev.h"
+#include "dev_bad.h"
+namespace sglang {
+__global__ void k(float* __restrict__ a, float* __restrict__ c, float* __restrict__ out) {
+  out[0] = read_it(a);
+  out[1] = read_bad(c);
+}
+}  // namespace sglang
+"""
+
+
+def test_callee_behind_a_missing_header_stays_unknown(project):
+    """`read_bad` is declared in a header whose own include was not found: its `const float*`
+    is not trusted (the missing header could change what follows), so `c` stays unknown as
+    without `--semantic`; `read_it`, from a clean header, still makes `a` a read."""
+    src = project / "kernels" / "jit" / "csrc"
+    (src / "ffi.cuh").unlink()
+    (src / "kernel.cuh").unlink()
+    (src / "dev_bad.h").write_text(DEV_BAD_H)
+    (src / "kernel_bad.cuh").write_text(KERNEL_BAD_CUH)
+    semantic = check(project, "CU004", "--semantic")
+    got = _findings(semantic)
+    assert len(got) == 1 and "through `a`" in got[0][2], got
+    assert "1 callee(s)" in semantic.stderr and "not judged" in semantic.stderr, semantic.stderr

@@ -27,6 +27,7 @@ runner prints one note per run about what could not be resolved.
 
 from __future__ import annotations
 
+import ctypes
 import glob
 import importlib.util
 import os
@@ -62,7 +63,18 @@ def cindex():
         ci.Index.create()
     except Exception as exc:  # libclang.so missing or unloadable
         raise SemanticUnavailable(f"cannot load libclang: {exc}") from exc
+    # `clang_isInvalidDeclaration` (libclang >= 7) has no Python binding in the 18.x wheels.
+    fn = getattr(ci.conf.lib, "clang_isInvalidDeclaration", None)
+    if fn is not None:
+        fn.argtypes = [ci.Cursor]
+        fn.restype = ctypes.c_uint
     return ci
+
+
+def _invalid_decl(cursor) -> bool:
+    """Did libclang mark this declaration invalid (its type is error recovery's guess)?"""
+    fn = getattr(cindex().conf.lib, "clang_isInvalidDeclaration", None)
+    return fn is not None and bool(fn(cursor))
 
 
 @lru_cache(maxsize=1)
@@ -365,11 +377,26 @@ class SemanticFile:
             if not more:
                 break
             unsaved += more
+        # Where the parse went wrong: the first error's offset per file, and the names
+        # libclang reported as unknown (a missing header's types; after the first fatal
+        # error, such as a header not found, libclang reports nothing more, but still marks
+        # the declarations it had to guess invalid).
+        self._first_error: dict[str, int] = {}
+        self._unknown_names: set[str] = set()
         for diag in self.tu.diagnostics:
             if diag.severity >= ci.Diagnostic.Error:
                 self.problems.append(diag.spelling)
+                loc = diag.location
+                if loc.file is not None:
+                    name = os.path.abspath(loc.file.name)
+                    self._first_error[name] = min(
+                        loc.offset, self._first_error.get(name, loc.offset)
+                    )
+                self._unknown_names.update(_UNKNOWN_NAME.findall(diag.spelling))
         self._params = None
         self._calls = None
+        # Call offsets whose callee libclang could not resolve without guessing a type.
+        self.unresolved_calls: set[int] = set()
 
     @property
     def resolved(self) -> bool:
@@ -400,16 +427,85 @@ class SemanticFile:
             elif cur.kind == ci.CursorKind.CALL_EXPR:
                 self._calls.setdefault(cur.extent.start.offset, cur)
 
+    # -- what could not be resolved -------------------------------------------------------
+    def _decl_guessed(self, decl) -> bool:
+        """Is this declaration (a typedef/using, a function, a parameter) built on something
+        libclang could not resolve? Marked invalid; named in an "unknown type name" error; or
+        declared in a file after an error there (a header that was not found, a macro that
+        was not defined: what follows may read differently with it)."""
+        if _invalid_decl(decl):
+            return True
+        if decl.spelling and decl.spelling in self._unknown_names:
+            return True
+        loc = decl.location
+        if loc.file is None:
+            return False
+        first = self._first_error.get(os.path.abspath(loc.file.name))
+        return first is not None and first <= loc.offset
+
+    def _type_guessed(self, t, depth: int = 0) -> bool:
+        """Does the type, or any step of its alias chain (through pointers, references and
+        template arguments), come from an unresolved include or an invalid declaration?"""
+        ci = cindex()
+        for _ in range(32):
+            kind = t.kind
+            if kind == ci.TypeKind.INVALID:
+                return True
+            if kind in (
+                ci.TypeKind.POINTER,
+                ci.TypeKind.LVALUEREFERENCE,
+                ci.TypeKind.RVALUEREFERENCE,
+            ):
+                t = t.get_pointee()
+                continue
+            if kind == ci.TypeKind.ELABORATED:
+                t = t.get_named_type()
+                continue
+            decl = t.get_declaration()
+            if decl.kind != ci.CursorKind.NO_DECL_FOUND and self._decl_guessed(decl):
+                return True
+            if depth < 4:
+                for i in range(max(t.get_num_template_arguments(), 0)):
+                    arg = t.get_template_argument_type(i)
+                    if arg.kind != ci.TypeKind.INVALID and self._type_guessed(arg, depth + 1):
+                        return True
+            if kind == ci.TypeKind.TYPEDEF:
+                underlying = decl.underlying_typedef_type
+                if self.problems and self._recovered(decl, underlying):
+                    return True
+                t = underlying
+                continue
+            break
+        return t.get_canonical().kind == ci.TypeKind.INVALID
+
+    def _recovered(self, decl, underlying) -> bool:
+        """A typedef/using (in a translation unit with errors) whose tokens name a type
+        libclang reported unknown, or whose underlying `int` its tokens do not spell: error
+        recovery's `int` for an unknown name."""
+        ci = cindex()
+        spelled = {tok.spelling for tok in decl.get_tokens()}
+        if spelled & self._unknown_names:
+            return True
+        if underlying.kind != ci.TypeKind.INT or underlying.spelling != "int":
+            return False
+        return not spelled & {"int", "signed", "unsigned"}
+
     # -- canonical integer types ------------------------------------------------------------
-    def param_integer(self, name_offset: int) -> tuple[str, str] | None:
+    def param_integer(self, name_offset: int) -> tuple[str, str] | None | object:
         """For the parameter whose name starts at `name_offset`: (spelled type, platform-width
         builtin it aliases) when the type is a typedef/alias chain that reaches a platform-width
-        integer without passing through a fixed-width name; None otherwise."""
+        integer without passing through a fixed-width name; `UNRESOLVED` when the parameter's
+        type, or a step of its alias chain, could not be resolved (not judged: no finding is
+        built on error recovery's `int`); None otherwise."""
         if self._params is None:
             self._index()
         cur = self._params.get(name_offset)
         if cur is None:
             return None
+        # (The parameter itself is judged by its type alone: an earlier error in its file says
+        # nothing about a parameter whose type resolved.)
+        if _invalid_decl(cur) or self._type_guessed(cur.type):
+            return UNRESOLVED
         return classify_integer(cur.type)
 
     # -- callee parameter constness --------------------------------------------------------
@@ -433,6 +529,9 @@ class SemanticFile:
         params = [c for c in decl.get_children() if c.kind == ci.CursorKind.PARM_DECL]
         if index >= len(params):
             return None
+        if self._call_guessed(call, decl, params[index], index):
+            self.unresolved_calls.add(call_offset)
+            return None
         t = params[index].type.get_canonical()
         if t.kind != ci.TypeKind.POINTER:
             return None
@@ -440,6 +539,41 @@ class SemanticFile:
         if pointee.kind == ci.TypeKind.UNEXPOSED:
             return None  # dependent on a template parameter
         return pointee.is_const_qualified()
+
+    def _call_guessed(self, call, decl, param, index: int) -> bool:
+        """Is the callee (its declaration, the parameter) or the argument's type a guess of
+        error recovery? (An argument of a guessed type can pick the wrong overload.)"""
+        if self._decl_guessed(decl) or self._decl_guessed(param) or self._type_guessed(param.type):
+            return True
+        args = list(call.get_arguments())
+        return index < len(args) and self._type_guessed(args[index].type)
+
+
+class _Unresolved:
+    """What the semantic pass answers for a type it could not resolve."""
+
+    def __repr__(self) -> str:
+        return "UNRESOLVED"
+
+
+UNRESOLVED = _Unresolved()
+
+# Prefix of the notes the rules add for what the semantic pass did not judge (counted in the
+# run's one note): `unjudged: parameter PATH:LINE`, `unjudged: callee PATH:LINE`.
+UNJUDGED = "unjudged: "
+
+
+def note_unjudged(ctx, what: str, offset: int) -> None:
+    """Record on the file's notes that the semantic pass did not judge `what` ("parameter",
+    "callee") at `offset`: its type did not resolve, the syntactic verdict stands."""
+    line = ctx.data.count(b"\n", 0, offset) + 1
+    ctx.notes.append(f"{UNJUDGED}{what} {ctx.source.path}:{line}")
+
+
+_UNKNOWN_NAME = re.compile(
+    r"(?:unknown type name|no type named|no template named|unknown template name|"
+    r"use of undeclared identifier) '(?:[\w:]*::)?(\w+)'"
+)
 
 
 _PLATFORM_KINDS = {

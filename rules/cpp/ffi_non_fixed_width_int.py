@@ -26,7 +26,8 @@ Integer types hidden behind a typedef or alias (`using index_t = int;`, in the f
 header) are invisible to the syntactic pass; with `--semantic`, libclang resolves them to
 their canonical type (`index_t` -> `int` is reported; `using wide_t = int64_t` is not, since
 the chain passes through a fixed-width name). Those findings carry no automatic fix: the alias
-may be used elsewhere.
+may be used elsewhere. A type libclang could not resolve (a header that was not found, whose
+names error recovery reads as `int`) is not judged; the run's semantic note counts those.
 
 ## Why is this bad?
 Values crossing the TVM FFI boundary are converted from Python integers. The width of `long`
@@ -205,11 +206,18 @@ def _is_called(ctx, name: str) -> bool:
 
 def _semantic_param(ctx, func, param) -> None:
     """Semantic mode: a type spelled through an alias or typedef (`index_t`), resolved by
-    libclang through the file and its headers to a platform-width integer."""
+    libclang through the file and its headers to a platform-width integer. A type libclang
+    could not resolve (a header not found: error recovery reads it as `int`) is not judged:
+    the syntactic verdict stands, and the run's note counts it."""
+    from kernlint.semantic import UNRESOLVED, note_unjudged
+
     sem = ctx.semantic
     if sem is None or param.name_node is None:
         return
     found = sem.param_integer(param.name_node.start_byte)
+    if found is UNRESOLVED:
+        note_unjudged(ctx, "parameter", param.node.start_byte)
+        return
     if found is None:
         return
     spelled, replacement = found

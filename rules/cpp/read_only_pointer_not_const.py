@@ -24,7 +24,8 @@ element, a `return` of the pointer, a name shadowed in the body, or a body with 
 all count as "maybe written". Pointers to pointers and void pointers used only through unknown
 callees are therefore rarely reported. With `--semantic`, libclang resolves callees declared in
 any included header: passing `p` to a parameter declared `const T*` is a read, to `T*` a write
-(a callee that is a template of the pointee type stays unknown).
+(a callee that is a template of the pointee type stays unknown, and so does one whose declaration
+libclang could not resolve, e.g. behind a header that was not found).
 
 ## Why is this bad?
 A `const T*` input documents the kernel's contract at the call site, lets the compiler use the
@@ -118,6 +119,13 @@ def check(ctx) -> None:
             verdicts.setdefault(key, set()).add(verdict)
             by_definition[(kernel.node.id, param.index)] = verdict
             candidates.append((kernel, param, key))
+    if sem is not None and sem.unresolved_calls:
+        # Callees libclang could not resolve without guessing a type: unknown, as without
+        # `--semantic`; the run's note counts them.
+        from kernlint.semantic import note_unjudged
+
+        for offset in sorted(sem.unresolved_calls):
+            note_unjudged(ctx, "callee", offset)
     safety = None
     for kernel, param, key in candidates:
         if verdicts[key] != {READ}:

@@ -88,6 +88,7 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "include-paths": list,
     "defines": list,
     "max-file-size": int,
+    "jit-exempt-markers": bool,
 }
 AITER_IMPORT_POLICIES = ("lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
@@ -390,6 +391,8 @@ class Settings:
         self.respect_gitignore = v.get("respect-gitignore", True)
         self.aiter_import_policy = v.get("aiter-import-policy", "lexical")
         self.max_file_size = v.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
+        # Files under the JIT roots that are not JIT code (kernlint.jitscope) are exempt.
+        self.jit_exempt_markers = v.get("jit-exempt-markers", True)
         self.semantic = (
             overrides.semantic if overrides.semantic is not None else v.get("semantic", False)
         )

@@ -376,6 +376,11 @@ def lint_source(
     )
     if enabled is None:
         enabled = settings.rules_for(source.abspath) if source.abspath else settings.enabled
+    if is_jit and source.language == "cpp":
+        from .jitscope import jit_exemption
+
+        # Under the JIT roots but not SGLang JIT code (a torch extension, a marked copy).
+        is_jit = jit_exemption(settings, source.data) is None
     rules = _applicable(enabled, source, is_jit, settings)
     if not rules and not _has_directive(source.data):
         return result  # nothing can fire and no suppression to judge (most files)

@@ -222,6 +222,11 @@ def inspect_path(path: str, config: str | None = None, wrappers_from=None) -> di
     from .output import unicode_text
 
     jit = jit_status(settings, abspath)
+    if jit["is_jit"]:  # (under the JIT roots, yet not SGLang JIT code: kernlint.jitscope)
+        from .jitscope import jit_exemption
+
+        jit["exempt"] = jit_exemption(settings, source.data, source.language)
+        jit["is_jit"] = jit["exempt"] is None
     ctx = Context(source, settings, jit["is_jit"])
     out = {
         "version": SCHEMA_VERSION,
@@ -893,6 +898,8 @@ def render_text(r: dict) -> str:
         where = "the default jit-roots"
     if jit["is_jit"]:
         lines.append(f"JIT source: yes (jit-roots glob `{jit['glob']}`, {where})")
+    elif jit.get("exempt"):
+        lines.append(f"JIT source: no ({jit['exempt']})")
     elif jit["excluded_by"]:
         lines.append(f"JIT source: no (excluded by `{jit['excluded_by']}`, {where})")
     else:

@@ -102,6 +102,8 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     """Lint candidates (cached results reused); results come back in candidate order."""
     if cache is not None:
         from .cache import settings_key  # (hashlib, hmac, json: not needed without a cache)
+    if "kernlint.jitscope" in sys.modules:  # (headers read by an earlier run may have changed)
+        sys.modules["kernlint.jitscope"].reset()
 
     jobs = jobs or _jobs()
     parallel = jobs > 1 and len(candidates) >= PARALLEL_THRESHOLD and _can_fork()
@@ -129,7 +131,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
             settings = resolver.for_file(cand.abspath)
             rules = settings.rules_for(cand.abspath)
             is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
-            project = _project_key(cand, rules)
+            project = _project_key(cand, rules, settings, is_jit)
             if unparsed:  # (entries that hold the unparsed regions: their own key)
                 project += UNPARSED_KEY
             # Most files share their settings: the key is computed once per combination (the
@@ -275,13 +277,62 @@ def _stat(path: str):
         return None
 
 
-def _project_key(cand, rules) -> str:
+def _project_key(cand, rules, settings=None, is_jit=False) -> str:
     from .project import aiter_fingerprint, fingerprint
 
     _, _, aiter_rule, ffi_rule = _rule_facts(rules, cand.language)
     if cand.language == "python":
         return aiter_fingerprint(cand.abspath) if aiter_rule else ""
-    return fingerprint() if cand.language == "cpp" and ffi_rule else ""
+    if cand.language != "cpp":
+        return ""
+    key = fingerprint() if ffi_rule else ""
+    if is_jit:
+        key += _jit_key(rules, settings, cand.abspath)
+    return key
+
+
+NAMESPACE_RULE = "code-outside-sglang-namespace"
+
+
+def _jit_key(rules, settings, abspath: str) -> str:
+    """What a JIT file's findings depend on beyond its bytes (kernlint.jitscope): whether the
+    JIT exemptions are on, and whether its tree's JIT headers use `namespace sglang`."""
+    key = "" if getattr(settings, "jit_exempt_markers", True) else "|no-jit-exemptions"
+    if any(r.name == NAMESPACE_RULE for r in rules):
+        from .jitscope import convention_fingerprint
+
+        key += convention_fingerprint(abspath)
+    return key
+
+
+def _namespace_notes(candidates, resolver) -> list[str]:
+    """One line per tree whose JIT headers do not open `namespace sglang` (an SGLang layout
+    older than the convention): code-outside-sglang-namespace is silent on its JIT files."""
+    headers: dict[str, int] = {}
+    wanted: dict[int, tuple] = {}  # id(rules) -> (rules, the rule is on)
+    for cand in candidates:
+        if cand.language != "cpp":
+            continue
+        settings = resolver.for_file(cand.abspath)
+        rules = settings.rules_for(cand.abspath)
+        memo = wanted.get(id(rules))
+        if memo is None:
+            memo = wanted[id(rules)] = (rules, any(r.name == NAMESPACE_RULE for r in rules))
+        if not memo[1] or not settings.is_jit(cand.abspath):
+            continue
+        from .jitscope import namespace_convention
+
+        in_force, header = namespace_convention(cand.abspath)
+        if not in_force:
+            headers[header] = headers.get(header, 0) + 1
+    from .engine import relpath_for_display
+
+    return [
+        f"{NAMESPACE_RULE}: {relpath_for_display(h)} does not open `namespace sglang` (a JIT "
+        f"layout older than the convention); not checked in the {n} JIT file"
+        f"{'s' if n != 1 else ''} it governs"
+        for h, n in sorted(headers.items())
+    ]
 
 
 def _semantic_note(results) -> None:
@@ -391,6 +442,8 @@ def lint_paths(
     for res in results:
         if res.source is None and res.diagnostics:
             _load_source(res)
+    for note in _namespace_notes(candidates, resolver):
+        warn(note)
     return results
 
 
@@ -420,6 +473,8 @@ def run_check(args, registry, resolver) -> int:
     diffs = []
     written: dict = {}  # (device, inode) -> the bytes written there (a file with several names)
     _semantic_note(results)
+    for note in _namespace_notes(candidates, resolver):
+        _warn(note)
     for res in results:
         for w in res.warnings:
             _warn(w)

@@ -440,6 +440,7 @@ def test_fifo_as_cache_file_does_not_hang(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "a.cuh").write_text("namespace sglang {\n// a \u2014 b\nint x = 0;\n}\n", "utf-8")
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\n')  # (CU001 is JIT-scoped)
     cache = tmp_path / "cache"
     cache.mkdir()
     os.mkfifo(cache / RESULTS)
@@ -490,8 +491,10 @@ def test_a_lower_max_file_size_is_not_answered_from_the_cache(tmp_path):
     tree = tmp_path / "t"
     tree.mkdir()
     (tree / "k.cu").write_bytes(b"// caf\xc3\xa9\n" + b"int x;\n" * 40)
+    jit = 'jit-roots = ["**"]\n'  # (CU001, the finding, is JIT-scoped)
+    (tree / "kernlint.toml").write_text(jit)
     cache = str(tmp_path / "c")
     assert main(["check", "-q", "--cache-dir", cache, str(tree)]) == 1
-    (tree / "kernlint.toml").write_text("max-file-size = 100\n")
+    (tree / "kernlint.toml").write_text(jit + "max-file-size = 100\n")
     assert main(["check", "-q", "--cache-dir", cache, str(tree)]) == 0
     assert main(["check", "-q", "--no-cache", str(tree)]) == 0

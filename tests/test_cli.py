@@ -10,6 +10,8 @@ import pytest
 from cli_support import run
 
 NON_ASCII_CU = "namespace sglang {\n// a \u2014 b\nint x = 0;\n}  // namespace sglang\n"
+# A config making every file of a test tree a JIT source (CU001, like CU002, is JIT-scoped).
+ALL_JIT = 'jit-roots = ["**"]\n'
 
 
 @pytest.fixture
@@ -244,6 +246,7 @@ def test_config_flag(tmp_path, jit):
 def test_gitignore_honored(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("ignored/\n*.gen.cu\n")
+    (tmp_path / "kernlint.toml").write_text(ALL_JIT)
     (tmp_path / "ignored").mkdir()
     (tmp_path / "ignored" / "a.cu").write_text("// \u2014\n", encoding="utf-8")
     (tmp_path / "b.gen.cu").write_text("// \u2014\n", encoding="utf-8")
@@ -260,6 +263,7 @@ def test_nested_gitignore_reincludes(tmp_path):
     ignores; a directory pattern ignores what is inside."""
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("*.cu\nbuild/\n")
+    (tmp_path / "kernlint.toml").write_text(ALL_JIT)
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / ".gitignore").write_text("!keep.cu\n")
@@ -271,7 +275,7 @@ def test_nested_gitignore_reincludes(tmp_path):
 
 
 def test_force_exclude(tmp_path):
-    (tmp_path / "kernlint.toml").write_text('extend-exclude = ["third_party/"]\n')
+    (tmp_path / "kernlint.toml").write_text('extend-exclude = ["third_party/"]\n' + ALL_JIT)
     (tmp_path / "third_party").mkdir()
     f = tmp_path / "third_party" / "x.cu"
     f.write_text("// \u2014\n", encoding="utf-8")
@@ -331,6 +335,7 @@ def test_unreadable_file_as_root_via_directory(jit, monkeypatch):
 def test_symlink_loop(tmp_path):
     d = tmp_path / "src"
     d.mkdir()
+    (tmp_path / "kernlint.toml").write_text(ALL_JIT)
     (d / "loop").symlink_to(d, target_is_directory=True)
     (d / "self.cu").symlink_to(d / "self.cu")
     (d / "real.cu").write_text("// \u2014\n", encoding="utf-8")

@@ -24,6 +24,14 @@ CAFE = "// caf\u00e9\n"
 HANG_GUARD_S = 60  # only catches a hang; a normal run takes about a second
 
 
+ALL_JIT = 'jit-roots = ["**"]\n'  # (CU001, the finding of these tests, is JIT-scoped)
+
+
+@pytest.fixture(autouse=True)
+def _all_jit(tmp_path):
+    (tmp_path / "kernlint.toml").write_text(ALL_JIT)
+
+
 def kernlint(*args, cwd, memory_limit=None):
     """`python -m kernlint ARGS` in `cwd`, optionally under an address-space limit (bytes)."""
 
@@ -176,9 +184,10 @@ def test_fifo_swapped_in_after_the_stat_does_not_block(tree, monkeypatch, hang_g
 
 @pytest.mark.parametrize("config", ["kernlint.toml", "pyproject.toml"])
 def test_max_file_size(tmp_path, config):
-    table = "max-file-size = 100\n"
+    table = ALL_JIT + "max-file-size = 100\n"
     if config == "pyproject.toml":
         table = "[tool.kernlint]\n" + table
+        (tmp_path / "kernlint.toml").unlink()  # (it would win over pyproject.toml)
     (tmp_path / config).write_text(table, encoding="utf-8")
     src = tmp_path / "src"
     src.mkdir()

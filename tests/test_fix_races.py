@@ -31,6 +31,7 @@ EDITED = b"// a line the user added meanwhile ....\n" + DIRTY
 def _isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # (the cache's key)
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\n')  # (CU001 is JIT-scoped)
 
 
 def _check(capsys, *args):

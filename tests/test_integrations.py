@@ -187,7 +187,7 @@ def test_nearest_config_and_extend(tmp_path):
     (tmp_path / "base.toml").write_text('ignore = ["CU001"]\n')
     sub = tmp_path / "pkg"
     sub.mkdir()
-    (tmp_path / "kernlint.toml").write_text('select = ["CU001"]\n')
+    (tmp_path / "kernlint.toml").write_text('select = ["CU001"]\njit-roots = ["**"]\n')
     (sub / "pyproject.toml").write_text(
         '[tool.kernlint]\nextend = "../base.toml"\nselect = ["CU001", "CU002"]\n'
         'jit-roots = ["**"]\n'
@@ -203,7 +203,11 @@ def test_nearest_config_and_extend(tmp_path):
 def test_per_file_ignores_relative_to_config(tmp_path):
     sub = tmp_path / "pkg"
     sub.mkdir()
-    (sub / "kernlint.toml").write_text('[per-file-ignores]\n"legacy/*.cu" = ["CU001"]\n')
+    # (every file a JIT source: CU001 is JIT-scoped)
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\n')
+    (sub / "kernlint.toml").write_text(
+        'jit-roots = ["**"]\n[per-file-ignores]\n"legacy/*.cu" = ["CU001"]\n'
+    )
     (sub / "legacy").mkdir()
     (sub / "legacy" / "a.cu").write_text("// \u2014\n", encoding="utf-8")
     (tmp_path / "legacy").mkdir()

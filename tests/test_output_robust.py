@@ -48,6 +48,13 @@ FORMATS = ("text", "json", "github", "sarif", "junit")
 URI_CHARS = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#\[\]]|%[0-9A-Fa-f]{2})*\Z")
 
 
+@pytest.fixture(autouse=True)
+def _all_jit(tmp_path):
+    """Every file of a test tree is a JIT source (CU001, the finding printed here, is
+    JIT-scoped)."""
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\n')
+
+
 def _cli(*args, cwd=None, env=None, stdout=subprocess.PIPE, timeout=300):
     """`python -m kernlint ARGS` with strict UTF-8 stdio (an unencodable name would raise);
     stdout and stderr as bytes."""

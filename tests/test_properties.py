@@ -279,6 +279,7 @@ def test_outputs_valid_for_any_file_name(stem, tmp_path_factory):
     import jsonschema
 
     directory = tmp_path_factory.mktemp("names")
+    (directory / "kernlint.toml").write_text('jit-roots = ["**"]\n')  # (CU001 is JIT-scoped)
     name = stem + b".cu"
     path = os.path.join(os.fsencode(directory), name)
     try:

@@ -9,16 +9,35 @@ finding per offending item, on its first line.
 
 Never reported: preprocessor lines, includes, comments, `using` declarations and directives,
 `static_assert`, macro invocations at namespace scope (FFI export macros such as
-`TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)` must stay global), and items inside a top-level
-namespace of a third-party library that the code specializes or extends (`std`, `cute`,
-`cutlass`, `cub`, `thrust`, `tvm`, `at`, `c10`, `torch`): template specializations must live in
-the namespace of their primary template. Global CUDA API compatibility shims are not reported
-either: an item named like the CUDA runtime or driver API (`cuda*`, `CUDA*`, `cu[A-Z]*`,
-`CU[A-Z_]*`), e.g. `using cudaStream_t = hipStream_t;` in a ROCm shim, must be global to stand in
-for the real API.
+`TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)` must stay global; a capitalized macro with a body,
+`REGISTER(x) { ... }`, is not a function), and items inside a top-level namespace of a
+third-party library that the code specializes or extends (`std`, `cute`, `cutlass`, `cub`,
+`thrust`, `tvm`, `at`, `c10`, `torch`): template specializations must live in the namespace of
+their primary template. Nor are items that must be global to do their job: items named like the
+CUDA runtime or driver API (`cuda*`, `CUDA*`, `cu[A-Z]*`, `CU[A-Z_]*`), e.g.
+`using cudaStream_t = hipStream_t;` in a ROCm shim; names starting with `__`, reserved for the
+implementation (a ROCm stand-in for the CUDA intrinsic `__dp4a`); and `extern "C"` items (a
+namespace does not change a C-linkage name).
+
+A namespace named by a macro (`namespace VSA_NAMESPACE {`) is judged by what the file's
+`#define` of it expands to (the message names both); one the file does not define is not judged
+(it may expand to `sglang`). An out-of-line member definition (`const int Cls::kN = 4;`) is
+reported on its own line: it must move together with its class.
+
+The convention must be in force in the checked tree: when the `include/sgl_kernel/utils.h`
+above the file (the tree's own JIT headers) does not open `namespace sglang` -- SGLang layouts
+older than the convention, such as the 0.5.15 wheel, define `host::` and `device::` at global
+scope -- the rule is silent on that tree, and the run says so once (a warning naming the
+header). A file checked without its tree (no such header above it) is checked. Files under the
+JIT roots that are not SGLang JIT code (torch extensions, marked verbatim copies and generated
+files: "JIT sources" in the README) are not checked either.
 
 When the parser could not understand part of a namespace body (an ERROR node among its
 children), the items of that body are not reported: the namespace may have been cut open.
+
+Known false positive: vendored code without a copy marker of its own (a kernel extracted from
+a vendored library into a header next to the marked copies) is reported; add a
+`// Copied from URL` line to its leading comment, or list it in `per-file-ignores`.
 
 ## Why is this bad?
 SGLang's JIT kernel guide puts all JIT device and host code inside `namespace sglang`. JIT
@@ -51,8 +70,11 @@ FFI exports may depend on.
 
 from __future__ import annotations
 
+import os
 import re
 
+from kernlint.cpp.facts import ITEM_TYPES
+from kernlint.jitscope import LIBRARY_NAMESPACES, namespace_convention
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -64,34 +86,147 @@ RULE = Rule(
 )
 
 # Top-level namespaces of libraries whose templates JIT code may specialize or extend.
-THIRD_PARTY_NAMESPACES = frozenset(
-    {"std", "cute", "cutlass", "cub", "thrust", "tvm", "at", "c10", "torch"}
-)
+THIRD_PARTY_NAMESPACES = LIBRARY_NAMESPACES
 
 
 # Names of the CUDA runtime/driver API: global shims for them (HIP builds) must stay global.
 _CUDA_API_NAME = re.compile(r"^(cuda|CUDA|cu[A-Z]|CU[A-Z_])")
+# A namespace spelled like a macro (`namespace VSA_NAMESPACE {`).
+_MACRO_LIKE = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+# `NAME(args) { ... }` at namespace scope with no return type, NAME in capitals: a macro
+# invocation with a body (PYBIND11_MODULE, TORCH_LIBRARY, TEST), not a function.
+_MACRO_CALL_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 
 
 def check(ctx) -> None:
+    in_force, _ = namespace_convention(ctx.source.abspath or os.path.abspath(ctx.source.path))
+    if not in_force:
+        return  # this tree's own JIT headers predate the convention (noted once per run)
+    macros: dict[str, list[str] | None] = {}
     for item in ctx.facts.items:
-        if not item.namespace and _CUDA_API_NAME.match(item.name.split("::")[-1].lstrip("*&( ")):
+        name = item.name or _declared_name(item.node, ctx)
+        simple = name.split("::")[-1].lstrip("*&( ")
+        if not item.namespace and _CUDA_API_NAME.match(simple):
             continue
-        ns = [part for part in item.namespace if part]
-        if ns and ns[0] == "sglang":
+        if simple.startswith("__"):
+            continue  # reserved for the implementation: shims of CUDA intrinsics (`__dp4a`)
+        if _c_linkage(item.node, ctx):
+            continue  # a namespace does not change a C-linkage name
+        if item.kind == "function" and _macro_call(item.node, simple):
             continue
-        if ns and ns[0] in THIRD_PARTY_NAMESPACES:
+        namespace = _expanded(item.namespace, ctx.data, macros)
+        if namespace is None:
+            continue  # a namespace named by a macro this file does not define
+        # The outermost named namespace of each expansion (anonymous ones are transparent).
+        outer = {next((p for p in ns if p), "") for ns in namespace}
+        if outer == {"sglang"} or outer <= THIRD_PARTY_NAMESPACES:
             continue
         node = item.node
-        what = f"{item.kind} `{item.name}`" if item.name else item.kind
+        what = f"{item.kind} `{name}`" if name else item.kind
         where = (
-            f"namespace `{'::'.join(item.namespace)}`" if item.namespace else "the global namespace"
+            f"namespace `{'::'.join(p or '(anonymous)' for p in item.namespace)}`"
+            if item.namespace
+            else "the global namespace"
         )
-        if item.namespace and "" in item.namespace:
-            where = f"namespace `{'::'.join(p or '(anonymous)' for p in item.namespace)}`"
+        spelled = [ns for ns in namespace if tuple(ns) != tuple(item.namespace)]
+        if spelled:
+            where += " (" + " or ".join(f"`{'::'.join(ns)}`" for ns in spelled) + ")"
         # Report on the item's first line only.
         line_end = ctx.data.find(b"\n", node.start_byte)
         end = node.end_byte if line_end < 0 else min(node.end_byte, line_end)
         if end > node.start_byte and ctx.data[end - 1 : end] == b"\r":
             end -= 1
         ctx.report(node.start_byte, end, f"{what} is in {where}, not inside `namespace sglang`")
+
+
+def _expanded(namespace, data: bytes, macros) -> list[tuple[str, ...]] | None:
+    """The namespaces `namespace` may stand for once the macro-named components this file
+    `#define`s are expanded (one per definition), or None when a component is named like a
+    macro this file does not define (it may expand to `sglang`)."""
+    out: list[tuple[str, ...]] = [()]
+    for part in namespace:
+        if part and _MACRO_LIKE.match(part):
+            if part not in macros:
+                macros[part] = _definitions(data, part)
+            values = macros[part]
+            if values is None:
+                return None
+            out = [ns + tuple(v.split("::")) for ns in out for v in values]
+        else:
+            out = [ns + (part,) for ns in out]
+    return out
+
+
+def _definitions(data: bytes, name: str) -> list[str] | None:
+    pattern = re.compile(
+        rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(name.encode()) + rb"[ \t]+"
+        rb"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)[ \t]*(?://[^\n]*|/\*[^\n]*)?\r?$",
+        re.M,
+    )
+    found = []
+    for m in pattern.finditer(data):
+        value = m.group(1).decode().lstrip(":")
+        if value not in found:
+            found.append(value)
+    return found or None
+
+
+def _c_linkage(node, ctx) -> bool:
+    """Is the item (or a block around it) under `extern "C"`?"""
+    while node is not None and node.type not in ("namespace_definition", "translation_unit"):
+        if node.type == "linkage_specification":
+            value = node.child_by_field_name("value")
+            if value is not None and ctx.text(value).strip() == '"C"':
+                return True
+        node = node.parent
+    return False
+
+
+def _macro_call(node, simple: str) -> bool:
+    return node.child_by_field_name("type") is None and _MACRO_CALL_NAME.match(simple) is not None
+
+
+_WRAPPERS = frozenset(
+    {
+        "pointer_declarator",
+        "reference_declarator",
+        "function_declarator",
+        "array_declarator",
+        "init_declarator",
+        "attributed_declarator",
+        "parenthesized_declarator",
+    }
+)
+_NAMES = frozenset(
+    {
+        "identifier",
+        "qualified_identifier",
+        "template_function",
+        "field_identifier",
+        "operator_name",
+        "destructor_name",
+        "type_identifier",
+        "template_type",
+    }
+)
+
+
+def _declared_name(node, ctx) -> str:
+    """The declared name when the shared one is empty (a function template specialization
+    `to_float<half>`, a reference `auto& x = ...`), from the declarator chain; "" if none."""
+    while node is not None and node.type in ("template_declaration", "linkage_specification"):
+        node = next((c for c in node.named_children if c.type in ITEM_TYPES), None)
+    if node is None:
+        return ""
+    decl = node.child_by_field_name("declarator") or node.child_by_field_name("name")
+    for _ in range(32):  # (declarators nest a few levels; never loop on a strange tree)
+        if decl is None or decl.type in _NAMES:
+            break
+        inner = decl.child_by_field_name("declarator")
+        if inner is None:
+            inner = next((c for c in decl.named_children if c.type in _NAMES | _WRAPPERS), None)
+        decl = inner
+    if decl is None or decl.type not in _NAMES:
+        return ""
+    name = " ".join(ctx.text(decl).split())
+    return name if len(name) <= 60 else name[:57] + "..."

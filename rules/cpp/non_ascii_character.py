@@ -1,11 +1,17 @@
-"""Reports non-ASCII characters in C/C++/CUDA sources.
+"""Reports non-ASCII characters in JIT C/C++/CUDA sources.
 
 ## What it does
-Reports every run of consecutive non-ASCII characters in a C, C++ or CUDA source file
+In JIT sources (files under `jit-roots`), reports every run of consecutive non-ASCII characters
 (comments, string literals and identifiers alike), at its exact line and column, naming the
-characters. Bytes that are not valid UTF-8 are reported too. Applies to every C/C++/CUDA file,
-not only JIT sources. This is a byte scan: it needs no parse and also runs on files the parser
-cannot fully understand.
+characters. Bytes that are not valid UTF-8 are reported too. This is a byte scan: it needs no
+parse and also runs on files the parser cannot fully understand.
+
+Only JIT sources: ASCII-only is a convention of SGLang's JIT kernel guide ("Conventions: these
+hold for every step below"), not of SGLang's AOT kernels, of vendored code or of FlashInfer.
+Files under the JIT roots that are not SGLang JIT code are not JIT sources either: torch
+extensions and verbatim copies or generated files marked as such in their leading comment (see
+"JIT sources" in the README; `jit-exempt-markers = false` turns that off). To hold other code
+to ASCII too, add its directories to `extend-jit-roots`.
 
 ## Why is this bad?
 SGLang's JIT kernel guide requires ASCII-only C++/CUDA sources. Non-ASCII text breaks
@@ -45,7 +51,8 @@ RULE = Rule(
     code="CU001",
     name="non-ascii-character",
     language="cpp",
-    summary="Non-ASCII character in a C/C++/CUDA source",
+    summary="Non-ASCII character in a JIT C/C++/CUDA source",
+    scope="jit",
     fix="sometimes",
     needs_tree=False,
 )

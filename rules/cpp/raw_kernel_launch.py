@@ -3,12 +3,19 @@
 ## What it does
 In JIT sources, reports each triple-chevron launch `kernel<<<grid, block, smem, stream>>>(...)`
 and each call to `cudaLaunchKernel`, `cudaLaunchKernelEx`, `cudaLaunchKernelExC` or
-`cudaLaunchCooperativeKernel`. The finding sits on the launch (`kernel<<<...>>>` or the
-function name), not on the enclosing function.
+`cudaLaunchCooperativeKernel`, and to their HIP counterparts (`hipLaunchKernel`,
+`hipLaunchKernelEx`, `hipLaunchKernelExC`, `hipLaunchCooperativeKernel`,
+`hipLaunchKernelGGL`: `host::LaunchKernel` serves ROCm builds too). The finding sits on the
+launch (`kernel<<<...>>>` or the function name), not on the enclosing function. A `<<<...>>>`
+in the body of a `#define` is reported on the chevrons, naming the macro (a launch API called
+inside a macro body is not seen).
 
 Never reported inside the project abstractions' own implementation (`include/sgl_kernel/**`,
-where `host::LaunchKernel` itself calls `cudaLaunchKernelEx`), nor in code the parser could not
-understand.
+where `host::LaunchKernel` itself calls `cudaLaunchKernelEx`), inside a namespace of a
+third-party library the code extends (a CUTLASS device adapter in `cutlass::gemm::device`
+launches the CUTLASS way), nor in code the parser could not understand. Files under the JIT
+roots that are not SGLang JIT code (torch extensions, which have no `host::LaunchKernel`, and
+marked verbatim copies: "JIT sources" in the README) are not checked.
 
 ## Why is this bad?
 SGLang's JIT kernels launch through `host::LaunchKernel(grid, block, device)(kernel, args...)`.
@@ -42,7 +49,10 @@ signature usually changes too.
 
 from __future__ import annotations
 
-from kernlint.cpp.facts import calls_named, in_abstractions
+import re
+
+from kernlint.cpp.facts import calls_named, in_abstractions, namespace_components
+from kernlint.jitscope import LIBRARY_NAMESPACES
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -51,11 +61,21 @@ RULE = Rule(
     language="cpp",
     summary="raw `<<<...>>>` or `cudaLaunchKernel*` launch instead of `host::LaunchKernel`",
     scope="jit",
-    triggers=(b"<<<", b"cudaLaunch"),
+    triggers=(b"<<<", b"cudaLaunch", b"hipLaunch"),
 )
 
 LAUNCH_APIS = frozenset(
-    {"cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel"}
+    {
+        "cudaLaunchKernel",
+        "cudaLaunchKernelEx",
+        "cudaLaunchKernelExC",
+        "cudaLaunchCooperativeKernel",
+        "hipLaunchKernel",
+        "hipLaunchKernelEx",
+        "hipLaunchKernelExC",
+        "hipLaunchCooperativeKernel",
+        "hipLaunchKernelGGL",
+    }
 )
 
 
@@ -77,7 +97,25 @@ def check(ctx) -> None:
         seen.add(node.id)
         if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
             continue  # never fire on text the parser could not understand
+        if _in_library_namespace(node):
+            continue  # code extending a library (a CUTLASS device adapter) launches its way
         _launch(node, ctx)
+    if b"<<<" in ctx.data and b"define" in ctx.data:
+        _macro_launches(ctx)
+
+
+def _in_library_namespace(node) -> bool:
+    """Is the node inside a namespace whose outermost named part is a third-party library's
+    (`namespace cutlass::gemm::device {`)?"""
+    outer = None
+    node = node.parent
+    while node is not None:
+        if node.type == "namespace_definition":
+            parts = [p for p in namespace_components(node) if p]
+            if parts:
+                outer = parts[0]
+        node = node.parent
+    return outer in LIBRARY_NAMESPACES
 
 
 def _launch(node, ctx) -> None:
@@ -102,3 +140,44 @@ def _launch(node, ctx) -> None:
             fn,
             f"`{name}`: launch through `host::LaunchKernel(grid, block, device)(kernel, args...)`",
         )
+
+
+_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+_CHEVRONS = re.compile(rb"<<<(?:[^<>;{}]|<[^<>;{}]*>)*?>>>", re.S)
+
+
+def _macro_launches(ctx) -> None:
+    """`<<<...>>>` in the body of a `#define` (the tree holds a macro body as opaque text):
+    reported on the chevrons, naming the macro."""
+    data = ctx.data
+    spans = None
+    for m in _CHEVRONS.finditer(data):
+        start = _logical_line_start(data, m.start())
+        define = _DEFINE.match(data, start)
+        if define is None or define.end() > m.start():
+            continue
+        if spans is None:
+            spans = ctx.literal_spans
+        from kernlint.cpp.lexer import span_at
+
+        if span_at(spans, m.start()) is not None:
+            continue  # in a comment or a string literal
+        macro = define.group(1).decode()
+        ctx.report(
+            m.start(),
+            m.end(),
+            f"raw launch in the body of macro `{macro}`: use "
+            f"`host::LaunchKernel(grid, block, device)(kernel, args...)`",
+        )
+
+
+def _logical_line_start(data: bytes, pos: int) -> int:
+    """The start of the logical line holding `pos` (physical lines joined by a backslash)."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    while start > 0:
+        prev = data.rfind(b"\n", 0, start - 1) + 1
+        line = data[prev : start - 1].rstrip(b"\r")
+        if not line.endswith(b"\\"):
+            break
+        start = prev
+    return start

@@ -1,0 +1,191 @@
+"""Which files under the JIT roots are SGLang JIT sources, and whether the tree's JIT headers
+use `namespace sglang`.
+
+`jit-roots` says where SGLang's JIT kernels live; a few files there are not SGLang JIT code, and
+the JIT-scoped rules (those with scope "jit") do not apply to them. `exempt_reason` names why,
+from the file's own bytes, cheaply:
+
+- a **torch extension**: it includes `<torch/extension.h>` or defines `PYBIND11_MODULE(...)` /
+  `TORCH_LIBRARY(...)` (built by `torch.utils.cpp_extension`, not by `load_jit`, and without
+  the `sgl_kernel` abstractions);
+- a **verbatim copy or a generated file**: its leading comment block (the comments before the
+  first line of code, preprocessor lines skipped, in the first `HEAD_BYTES` bytes) says
+  "Copied from", "Copied and adapted from", "Taken from", "Vendored from", "auto-generated",
+  "@generated" or "Generated ... do not edit" (a copy marker must open a comment line).
+  "Adapted from" alone marks SGLang's own modified code and exempts nothing.
+(Vendored directories, `vendor/`, `3rdparty/`, `third_party/`, are outside the default
+`jit-roots` already.)
+
+The config key `jit-exempt-markers = false` turns these exemptions off (every file under the
+JIT roots is then a JIT source).
+
+`namespace_convention` answers, for a file under the JIT roots, whether the `namespace sglang`
+convention is in force in its tree: the `include/sgl_kernel/utils.h` found in the nearest
+directory above the file (`D/include/sgl_kernel/utils.h`) opens `namespace sglang` (older
+SGLang trees, such as the 0.5.15 wheel, define `host::` and `device::` at global scope and
+export their functions there). Without such a header (a file checked on its own, outside its
+tree) the convention is taken to be in force.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+# Top-level namespaces of third-party libraries: code inside them specializes or extends the
+# library (template specializations must live in their primary template's namespace; a CUTLASS
+# device adapter in `cutlass::gemm::device` launches the CUTLASS way), so the JIT conventions
+# about SGLang's own code do not apply to it.
+LIBRARY_NAMESPACES = frozenset(
+    {"std", "cute", "cutlass", "cub", "thrust", "tvm", "at", "c10", "torch"}
+)
+
+# How much of a file's start holds its leading comment block (license headers included).
+HEAD_BYTES = 8192
+
+_TORCH_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]torch/extension\.h[>\"]", re.M)
+_TORCH_MODULE = re.compile(
+    rb"^[ \t]*(PYBIND11_MODULE|TORCH_LIBRARY|TORCH_LIBRARY_FRAGMENT|TORCH_LIBRARY_IMPL)[ \t]*\(",
+    re.M,
+)
+
+# A copy marker opens a comment line ("Kernel body vendored from X" in the middle of a sentence
+# introduces SGLang's own integration of it, not a copy); a generated-file marker is anywhere.
+_COPY_MARKER = re.compile(
+    r"^[ \t]*(copied|taken|vendored)([ \t]+(and|&)[ \t]+(adapted|modified|pruned))?"
+    r"([ \t]+verbatim)?[ \t]+from\b"
+    r"|\bauto-?generated\b|@generated\b|\bgenerated\b.{0,200}?\bdo\s+not\s+edit\b",
+    re.I | re.M | re.S,
+)
+
+
+def jit_exemption(settings, data: bytes, language: str = "cpp") -> str | None:
+    """Why a file under the JIT roots with these bytes is not a JIT source after all (see
+    `exempt_reason`), or None; always None when the settings turn the exemptions off
+    (`jit-exempt-markers = false`) and for Python files. What the engine asks of each file the
+    JIT roots hold, and what `kernlint inspect` shows."""
+    if language != "cpp" or not getattr(settings, "jit_exempt_markers", True):
+        return None
+    return exempt_reason(data)
+
+
+def exempt_reason(data: bytes) -> str | None:
+    """Why the file with these bytes is not an SGLang JIT source although it sits
+    under the JIT roots, or None: it is one."""
+    if b"torch/extension.h" in data:
+        m = _TORCH_INCLUDE.search(data)
+        if m is not None:
+            return "torch extension: includes <torch/extension.h>"
+    if b"PYBIND11_MODULE" in data or b"TORCH_LIBRARY" in data:
+        m = _TORCH_MODULE.search(data)
+        if m is not None:
+            return f"torch extension: defines {m.group(1).decode()}(...)"
+    comments = leading_comments(data[:HEAD_BYTES])
+    if comments:
+        m = _COPY_MARKER.search(comments)
+        if m is not None:
+            marker = " ".join(m.group().split())
+            if len(marker) > 40:
+                marker = marker[:18] + " ... " + marker[-15:]
+            kind = "generated file" if "generated" in marker.lower() else "verbatim copy"
+            return f'{kind}: its leading comment says "{marker}"'
+    return None
+
+
+def leading_comments(head: bytes) -> str:
+    """The text of the comments before the first line of code in `head` (preprocessor lines
+    are skipped, not code), comment delimiters removed, as one string."""
+    out: list[str] = []
+    i, n = 0, len(head)
+    while i < n:
+        c = head[i]
+        if c in b" \t\r\n\f\v":
+            i += 1
+        elif head.startswith(b"//", i):
+            end = head.find(b"\n", i)
+            end = n if end < 0 else end
+            out.append(head[i + 2 : end].decode("utf-8", "replace"))
+            i = end
+        elif head.startswith(b"/*", i):
+            end = head.find(b"*/", i + 2)
+            end = n if end < 0 else end
+            body = head[i + 2 : end].decode("utf-8", "replace")
+            out.extend(line.strip().lstrip("*") for line in body.splitlines())
+            i = end + 2
+        elif c == 0x23:  # `#`: a preprocessor line, with its continuations
+            while True:
+                end = head.find(b"\n", i)
+                if end < 0:
+                    i = n
+                    break
+                i = end + 1
+                if not head[:end].rstrip(b"\r").endswith(b"\\"):
+                    break
+        else:
+            break
+    return "\n".join(out)
+
+
+# -- the namespace sglang convention ---------------------------------------------------------
+
+CONVENTION_HEADER = os.path.join("include", "sgl_kernel", "utils.h")
+_OPENS_SGLANG = re.compile(rb"^[ \t]*(inline[ \t]+)?namespace[ \t]+sglang\b", re.M)
+
+_HEADER_OF_DIR: dict[str, str | None] = {}
+_HEADER_IN_FORCE: dict[str, bool] = {}
+
+
+def convention_header(abspath: str) -> str | None:
+    """The `include/sgl_kernel/utils.h` of the nearest directory above `abspath` that has one,
+    or None. (Memoized per directory: a few `stat`s per directory of a run.)"""
+    start = os.path.dirname(os.path.abspath(abspath))
+    d = start
+    seen = []
+    found: str | None = None
+    while True:
+        if d in _HEADER_OF_DIR:
+            found = _HEADER_OF_DIR[d]
+            break
+        seen.append(d)
+        candidate = os.path.join(d, CONVENTION_HEADER)
+        if os.path.isfile(candidate):
+            found = candidate
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for s in seen:
+        _HEADER_OF_DIR[s] = found
+    return found
+
+
+def namespace_convention(abspath: str) -> tuple[bool, str | None]:
+    """(in force, the header that decided it) for a file under the JIT roots: in force unless
+    the tree's `include/sgl_kernel/utils.h` exists and does not open `namespace sglang`."""
+    header = convention_header(abspath)
+    if header is None:
+        return True, None
+    in_force = _HEADER_IN_FORCE.get(header)
+    if in_force is None:
+        try:
+            with open(header, "rb") as fh:
+                data = fh.read(1 << 20)
+        except OSError:
+            in_force = True  # (unreadable: today's behaviour)
+        else:
+            in_force = _OPENS_SGLANG.search(data) is not None
+        _HEADER_IN_FORCE[header] = in_force
+    return in_force, header
+
+
+def convention_fingerprint(abspath: str) -> str:
+    """What the cache key of a file's CU002 findings depends on beyond the file itself."""
+    in_force, header = namespace_convention(abspath)
+    return "" if in_force else f"|no-sglang-ns:{header}"
+
+
+def reset() -> None:
+    """Forget the memoized headers (tests; a long-lived process between runs)."""
+    _HEADER_OF_DIR.clear()
+    _HEADER_IN_FORCE.clear()

@@ -197,11 +197,9 @@ def _parameter_bytes(ctx, func_node) -> bytes:
 
 def _is_called(ctx, name: str) -> bool:
     """Is `name` called in this file (a call whose callee's simple name is the identifier
-    `name`, `name(...)` or `ns::name<T>(...)`)?"""
-    from kernlint.cpp.facts import calls_named
-
-    text = ctx.normalized.data  # the bytes the tree was parsed from
-    return bool(calls_named(ctx.tree.root_node, text, name.encode(), "identifier"))
+    `name`, `name(...)` or `ns::name<T>(...)`)? (Asked once per function: the facts answer
+    from one index of the file's calls, not a search of the whole file each time.)"""
+    return bool(ctx.facts.calls_named(name.encode(), "identifier"))
 
 
 def _semantic_param(ctx, func, param) -> None:

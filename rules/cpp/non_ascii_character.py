@@ -132,11 +132,14 @@ def check(ctx) -> None:
     for m in _NON_ASCII_RUN.finditer(data):
         chars = m.group().decode("utf-8", "surrogateescape")
         # A byte run may join a valid character to stray continuation bytes; report it once.
+        # (The message names 3 characters: the run is read until a 4th distinct one.)
         described = []
         for ch in chars:
             d = _describe(ch)
             if d not in described:
                 described.append(d)
+                if len(described) > 3:
+                    break
         if len(described) > 3:
             listing = ", ".join(described[:3]) + f", ... ({len(chars)} characters)"
         else:

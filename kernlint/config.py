@@ -4,8 +4,8 @@ Discovery: for each file, the nearest directory upward holding `kernlint.toml` o
 `pyproject.toml` with a `[tool.kernlint]` table (a `kernlint.toml` wins in the same directory).
 `--config FILE` uses one file for everything. `extend = "path"` inherits from another file
 (relative to the file that names it); keys set here override the inherited ones.
-Paths and globs in a config file (`exclude`, `per-file-ignores`, `jit-roots`) are relative to
-the directory of the config file that set them.
+Paths and globs in a config file (`exclude`, `per-file-ignores`, `jit-roots`,
+`jit-benchmark-roots`) are relative to the directory of the config file that set them.
 
 Errors (a ConfigError: one line naming the file, and the key where there is one): a config
 file that cannot be read, is not UTF-8 (a UTF-8 BOM is allowed), is not TOML or cannot be
@@ -70,6 +70,16 @@ DEFAULT_JIT_ROOTS = [
     "!**/third_party/**",
 ]
 
+# Where SGLang's JIT kernel benchmarks live (`direct-triton-benchmark`): the CI-registered
+# benchmarks of the source tree and the JIT trees' own `benchmark/` folders in the wheels.
+DEFAULT_JIT_BENCHMARK_ROOTS = [
+    "**/test/registered/kernels/benchmark/**",
+    "**/kernels/jit/benchmark/**",
+    "**/jit_kernel/benchmark/**",
+    # AOT (sgl-kernel) benchmarks use triton.testing by their own guide.
+    "!**/aot/**",
+]
+
 # key -> expected type (checked strictly; unknown keys are errors)
 KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "extend": str,
@@ -81,6 +91,8 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "extend-exclude": list,
     "jit-roots": list,
     "extend-jit-roots": list,
+    "jit-benchmark-roots": list,
+    "extend-jit-benchmark-roots": list,
     "preview": bool,
     "respect-gitignore": bool,
     "aiter-import-policy": str,
@@ -116,7 +128,14 @@ class RawConfig:
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _SELECTOR = re.compile(r"[A-Za-z0-9_-]+")
-_GLOB_KEYS = ("exclude", "extend-exclude", "jit-roots", "extend-jit-roots")
+_GLOB_KEYS = (
+    "exclude",
+    "extend-exclude",
+    "jit-roots",
+    "extend-jit-roots",
+    "jit-benchmark-roots",
+    "extend-jit-benchmark-roots",
+)
 _SELECTOR_KEYS = ("select", "extend-select", "ignore")
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -425,6 +444,12 @@ class Settings:
         self.jit_root_base = raw.key_roots.get(
             "jit-roots", raw.key_roots.get("extend-jit-roots", raw.root)
         )
+        self.jit_benchmark_roots = list(
+            v.get("jit-benchmark-roots", DEFAULT_JIT_BENCHMARK_ROOTS)
+        ) + list(v.get("extend-jit-benchmark-roots", []))
+        self.jit_benchmark_base = raw.key_roots.get(
+            "jit-benchmark-roots", raw.key_roots.get("extend-jit-benchmark-roots", raw.root)
+        )
         pfi_root = raw.key_roots.get("per-file-ignores", raw.root)
         self.per_file_ignores = []
         for pattern, selectors in v.get("per-file-ignores", {}).items():
@@ -475,6 +500,18 @@ class Settings:
         if rel is not None and self._jit_spec.match_file(rel):
             return True
         return self._jit_spec.match_file(posix)
+
+    @cached_property
+    def _jit_benchmark_spec(self):
+        return _spec(self.jit_benchmark_roots)
+
+    def is_jit_benchmark(self, abspath: str) -> bool:
+        """Is the file under `jit-benchmark-roots` (relative to the config that set them, or
+        anywhere in its absolute path)?"""
+        rel = _relative(abspath, self.jit_benchmark_base)
+        if rel is not None and self._jit_benchmark_spec.match_file(rel):
+            return True
+        return self._jit_benchmark_spec.match_file(abspath.replace(os.sep, "/").lstrip("/"))
 
     def rules_for(self, abspath: str):
         """The enabled rules for one file, after per-file-ignores."""

@@ -282,7 +282,13 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
 
     _, _, aiter_rule, ffi_rule = _rule_facts(rules, cand.language)
     if cand.language == "python":
-        return aiter_fingerprint(cand.abspath) if aiter_rule else ""
+        key = aiter_fingerprint(cand.abspath) if aiter_rule else ""
+        # direct-triton-benchmark judges `bench_*.py` under the config's `jit-benchmark-roots`.
+        name = os.path.basename(cand.abspath)
+        if name.startswith("bench_") and settings is not None:
+            if settings.is_jit_benchmark(cand.abspath):
+                key += "|jit-benchmark"
+        return key
     if cand.language != "cpp":
         return ""
     key = fingerprint() if ffi_rule else ""

@@ -1,14 +1,21 @@
 """Reports `triton.testing` benchmarking in JIT benchmark files.
 
 ## What it does
-In JIT benchmark files -- `bench_*.py` inside a folder named `benchmark` (SGLang's
-`jit_kernel/benchmark/`) -- reports calls to `triton.testing.do_bench`,
-`triton.testing.do_bench_cudagraph` and uses of `triton.testing.perf_report` (as a decorator
-or a call), however imported: `import triton`, `import triton.testing as tt`,
-`from triton.testing import do_bench as db`, `from triton import testing`.
+In JIT benchmark files -- `bench_*.py` under `jit-benchmark-roots` -- reports calls to
+`triton.testing.do_bench`, `triton.testing.do_bench_cudagraph` and uses of
+`triton.testing.perf_report` (as a decorator or a call), however imported: `import triton`,
+`import triton.testing as tt`, `from triton.testing import do_bench as db`,
+`from triton import testing`.
 
-Files elsewhere (model benchmarks under `benchmarks/`, the benchmark framework's own helpers
-such as `benchmark/utils.py`) are out of scope.
+The default `jit-benchmark-roots` are the locations SGLang's JIT kernel guide gives them:
+`**/test/registered/kernels/benchmark/**` (the CI-registered benchmarks that `run_suite.py`
+runs) and the JIT trees' own `benchmark/` folders in the wheels' layouts
+(`**/kernels/jit/benchmark/**`, `**/jit_kernel/benchmark/**`), excluding `**/aot/**`. Out of
+scope: AOT kernel benchmarks (`kernels/aot/benchmark/`: the sgl-kernel guide prescribes
+`triton.testing` there), the top-level `benchmark/` folder of model and serving benchmarks,
+and files not named `bench_*.py` (the `marker` framework itself, `benchmark/utils.py`).
+A project with its JIT benchmarks elsewhere sets `jit-benchmark-roots` (or
+`extend-jit-benchmark-roots`) in its config.
 
 ## Why is this bad?
 SGLang's JIT kernel benchmarks use the project's `marker` framework (`marker.do_bench`): it
@@ -18,7 +25,7 @@ results are comparable across kernels and PRs, and CI can collect them. A raw
 
 ## Example
 ```python
-# benchmark/bench_scale.py
+# test/registered/kernels/benchmark/elementwise/bench_scale.py
 import triton.testing
 
 
@@ -28,8 +35,8 @@ def bench(fn):
 
 ## Use instead
 ```python
-# benchmark/bench_scale.py
-from sglang.jit_kernel.benchmark import marker
+# test/registered/kernels/benchmark/elementwise/bench_scale.py
+from sglang.kernels.jit.benchmark import marker
 
 
 def bench(fn):
@@ -55,7 +62,8 @@ RULE = Rule(
     language="python",
     summary="`triton.testing.do_bench`/`perf_report` in a JIT benchmark (use `marker`)",
     triggers=(b"do_bench", b"perf_report"),
-    path_filter=lambda path: is_jit_benchmark(path),
+    # The file name is fixed; the folders (`jit-benchmark-roots`) are the config's.
+    path_filter=lambda path: is_bench_file(path),
 )
 
 TARGETS = frozenset(
@@ -67,13 +75,26 @@ TARGETS = frozenset(
 )
 
 
-def is_jit_benchmark(path: str) -> bool:
-    parts = path.replace(os.sep, "/").split("/")
-    return fnmatch.fnmatch(parts[-1], "bench_*.py") and "benchmark" in parts[:-1]
+def is_bench_file(path: str) -> bool:
+    return fnmatch.fnmatch(os.path.basename(path.replace("\\", "/")), "bench_*.py")
+
+
+def is_jit_benchmark(path: str, settings=None) -> bool:
+    """A `bench_*.py` under the settings' `jit-benchmark-roots` (the defaults without
+    settings)."""
+    if not is_bench_file(path):
+        return False
+    if settings is None or not hasattr(settings, "is_jit_benchmark"):
+        from kernlint.config import DEFAULT_JIT_BENCHMARK_ROOTS
+        from kernlint.globmatch import matcher
+
+        spec = matcher(tuple(DEFAULT_JIT_BENCHMARK_ROOTS))
+        return spec.match_file(os.path.abspath(path).replace(os.sep, "/").lstrip("/"))
+    return settings.is_jit_benchmark(os.path.abspath(path))
 
 
 def check(ctx) -> None:
-    if not is_jit_benchmark(ctx.source.abspath or ctx.source.path):
+    if not is_jit_benchmark(ctx.source.abspath or ctx.source.path, ctx.settings):
         return
     facts = ctx.facts
     for node in ast.walk(ctx.tree):

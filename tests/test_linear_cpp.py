@@ -93,6 +93,17 @@ def test_a_write_10000_levels_deep_is_seen(tmp_path, write):
     assert _read_only(findings) == []  # neither `out` nor `a` is read-only
 
 
+def test_a_launch_10000_blocks_deep(tmp_path):
+    n = 10_000
+    data = (
+        b"namespace sglang {\n__global__ void k(float* __restrict__ a) { a[0] = 1.0f; }\n"
+        b"void launch(float* a) {\n" + b"{" * n + b"k<<<1, 1>>>(a);" + b"}" * n + b"\n}\n}\n"
+    )
+    findings, _ = _check(tmp_path, {"launch.cu": data})
+    assert [f["code"] for f in findings] == ["CU006"]
+    assert "raw launch of `k`" in findings[0]["message"]
+
+
 def test_namespaces_and_if_blocks_5000_deep(tmp_path):
     n = 5000
     deep = b"namespace a {" * n + b"\nint f(int x) { return x; }\n" + b"}" * n + b"\n"

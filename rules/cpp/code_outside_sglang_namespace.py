@@ -172,13 +172,16 @@ def _definitions(data: bytes, name: str) -> list[str] | None:
 
 
 def _c_linkage(node, ctx) -> bool:
-    """Is the item (or a block around it) under `extern "C"`?"""
+    """Is the item (or a block around it) under `extern "C"`? (The parents come from the facts:
+    `node.parent` goes down from the root each time, the square of the depth of an item
+    thousands of `#if` blocks deep.)"""
+    parent_of = ctx.facts.parent
     while node is not None and node.type not in ("namespace_definition", "translation_unit"):
         if node.type == "linkage_specification":
             value = node.child_by_field_name("value")
             if value is not None and ctx.text(value).strip() == '"C"':
                 return True
-        node = node.parent
+        node = parent_of(node)
     return False
 
 

@@ -85,7 +85,7 @@ def check(ctx) -> None:
     facts = ctx.facts
     # The calls to look at: those holding a `<<<...>>>`, and those whose callee is named like a
     # launch API (found from the name's occurrences, not by visiting every call).
-    calls = [n.parent for n in facts.nodes("kernel_call_syntax")]
+    calls = [facts.parent(n) for n in facts.nodes("kernel_call_syntax")]
     text = ctx.normalized.data  # the bytes the tree was parsed from
     for api in LAUNCH_APIS:
         if api.encode() in text:
@@ -97,24 +97,25 @@ def check(ctx) -> None:
         seen.add(node.id)
         if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
             continue  # never fire on text the parser could not understand
-        if _in_library_namespace(node):
+        if _in_library_namespace(node, facts.parent):
             continue  # code extending a library (a CUTLASS device adapter) launches its way
         _launch(node, ctx)
     if b"<<<" in ctx.data and b"define" in ctx.data:
         _macro_launches(ctx)
 
 
-def _in_library_namespace(node) -> bool:
+def _in_library_namespace(node, parent_of) -> bool:
     """Is the node inside a namespace whose outermost named part is a third-party library's
-    (`namespace cutlass::gemm::device {`)?"""
+    (`namespace cutlass::gemm::device {`)? (`parent_of`: the facts' `parent`, known at once
+    where `node.parent` goes down from the root: the square of the depth per launch.)"""
     outer = None
-    node = node.parent
+    node = parent_of(node)
     while node is not None:
         if node.type == "namespace_definition":
             parts = [p for p in namespace_components(node) if p]
             if parts:
                 outer = parts[0]
-        node = node.parent
+        node = parent_of(node)
     return outer in LIBRARY_NAMESPACES
 
 

@@ -329,11 +329,28 @@ def precision(s) -> str:
 
 
 def print_stats(stats, misses, markdown=True) -> None:
-    header = "| corpus | rule | findings | reviewed | true | false | precision | misses searched |"
-    print(header + "\n|---|---|---|---|---|---|---|---|")
-    for (c, code), s in sorted(stats.items()):
-        m = misses.get(c, {}).get(code, "")
-        row = [c, code, s["findings"], s["reviewed"], s["true"], s["false"], precision(s), m]
+    from kernlint.registry import load_registry
+
+    rules = {r.code: r for r in load_registry().rules}
+    header = "| corpus | rule | status | findings | reviewed | true | false | precision | misses searched |"
+    print(header + "\n|---|---|---|---|---|---|---|---|---|")
+    order = list(CORPORA)
+    for (c, code), s in sorted(stats.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
+        m = misses.get(c, {}).get(code, "").replace("|", "\\|")
+        r = rules.get(code)
+        name = f"{code} `{r.name}`" if r else code
+        status = r.status if r else "removed"
+        row = [
+            c,
+            name,
+            status,
+            s["findings"],
+            s["reviewed"],
+            s["true"],
+            s["false"],
+            precision(s),
+            m,
+        ]
         print("| " + " | ".join(str(x) for x in row) + " |")
 
 

@@ -9,17 +9,51 @@ Then reports each use of such a name that the CUDA path can reach: a use that is
 inside a matching guard. A binding on the CUDA side -- an `else:`, an earlier unconditional
 binding, `if not _use_aiter:` -- makes the name safe.
 
-Stays silent when unsure:
-* a use under a condition the analysis cannot evaluate on CUDA whose text names aiter, HIP,
-  ROCm, AMD or a gfx target (`if self.use_aiter_moe:`, `if is_gfx95:`) is taken to be a
-  matching guard; other unknown conditions (`if x.shape[0] > 0:`) do not stop the CUDA path;
-* a use under a local flag computed from such a call (`ok = x and self._can_use_rocm_y()`,
-  then `if ok:`);
-* uses inside a function or class named for a platform (`forward_aiter`, `forward_hip`,
-  `AiterMoeRunner`), and whole modules named for one (`aiter_backend.py`,
-  `forward_mla_rocm.py`, anything under an `amd/` or `rocm/` package): those are the ROCm path;
-* a module with `from x import *` in the same scope, names declared `global`/`nonlocal`,
-  uses inside `try:` blocks that catch `NameError` (or broader), and uses in annotations.
+A use is not on the CUDA path when:
+* a condition around it, or an early exit before it, is false on CUDA. Conditions are
+  evaluated with `and`/`or`/`not` and polarity: the guard model's platform checks; HIP-only
+  predicates (`mxfp_supported()`); names whose every binding is assigned such a condition
+  (`_is_shuffle_moe_mxfp4 = is_gfx95_supported()`, a local `is_shuffled = ...`,
+  `ok = x and self._can_use_rocm_y()`; `use_triton = not _use_aiter` is true on CUDA); calls
+  to a function or `self.` method of the module whose every `return` is false on CUDA; and
+  any other leaf whose words name aiter, HIP, ROCm, AMD, a gfx/MI3xx target, MoRI, NPU, Ascend
+  or XPU (`self.use_aiter_moe`, `getattr(layer, "use_aiter_asm_fp4_gemm", False)`), taken to be
+  false on CUDA (`!=`, `not in` and `is None` comparisons of such a name: true). So after
+  `if getattr(layer, "use_aiter_asm_fp4_gemm", False): return`, the code that follows IS the
+  CUDA path. Words are whole words of identifiers: `input` does not name NPU;
+* a condition stays unknown but its text names a platform (`if envs.SGLANG_USE_AITER_X.get():`,
+  whose default may be true on CUDA: both branches are taken as platform code), or an early
+  `raise` under an unknown condition says the code after it requires a platform
+  ("requires an owned AITER runner");
+* it sits in a function or class named for a platform (`forward_aiter`, `AiterMoeRunner`), or
+  whose docstring says it runs only there ("Only used with the aiter (ROCm) backend", "ROCm/HIP
+  only"), or in a module named for one (`aiter_backend.py`, `forward_mla_rocm.py`, anything
+  under an `amd/`, `rocm/` or `hip/` package);
+* it sits in a private helper (`_name`, a module function or a method) whose every reference in
+  the module is itself off the CUDA path -- or that nothing in the module references (a call by
+  name from a string, `getattr(self, "_helper")`, counts as a reference); a function nested
+  in one is judged with it;
+* it sits in a method (not `__init__`, static or class methods) of a class whose `__init__`
+  raises on CUDA at its top level (`if not _is_hip: raise ...`, `assert is_gfx95_supported()`),
+  unless a class of the module derives from it;
+* the scope holds `from x import *`, the name is declared `global`/`nonlocal`, the use is
+  inside a `try:` catching `NameError` (or broader), or it is an annotation.
+
+## Precision
+Preview (below the 95% a stable rule needs). Reviewed precision per corpus of the ecosystem
+check (`scripts/ecosystem.py verdicts`): SGLang main snapshot 72.7% (8 of 11 findings true),
+sglang 0.5.15 88.9% (8 of 9), sglang 0.5.23 22.2% on its labelled findings (2 of 9), 46%
+(6 of 13) counting the 4 findings in `quark_w4a4_mxfp4.py` `apply_weights` that the review
+listed as misses. The false positives left are guards that live in data, not in conditions:
+* online-quantization weight loaders (`quark_w4a4_mxfp4.py` `get_online_*_weight_loader`)
+  reachable only for a checkpoint configuration whose constructor raises on CUDA; the
+  constructor's check is conditional (`if not self.is_checkpoint_mxfp4_serialized: if not
+  is_gfx95_supported(): raise`), so the class itself is constructible;
+* a use under `x is not None` where `x` is produced only by an aiter code path (`topk.py`
+  `router_logits_partials`);
+* a public helper called only from aiter-only functions of its module (`fp8_utils.py`
+  `quant_fp8_e8m0_128`): public names may be called from other modules, so their in-module
+  callers do not decide.
 
 ## Why is this bad?
 SGLang runs the same Python on CUDA and ROCm. A name that only exists when `_use_aiter` is true
@@ -85,8 +119,56 @@ RULE = Rule(
     ),
 )
 
-_PLATFORM_WORDS = re.compile(r"aiter|hip|rocm|amd|gfx|mi3\d\d|mori|npu|ascend|xpu", re.I)
+
+def _platform_words():
+    """A platform's name as a word of an identifier or text, not a substring: `_use_aiter`,
+    `AiterMoeRunner`, `is_gfx95_supported`, `HIPBackend`, `forward_mla_rocm`, `mi300x`; not
+    `input` (npu), `relationship` (hip) or `waiter`."""
+    words = [
+        "aiter",
+        "hip",
+        "rocm",
+        "amd",
+        "amdgpu",
+        "gfx",
+        "mori",
+        "moriep",
+        "npu",
+        "ascend",
+        "xpu",
+    ]
+    alts = [r"(?<![A-Za-z])mi3\d\d[a-z]?(?![a-z])", r"(?<![A-Z])MI3\d\d[A-Z]?(?![a-z])"]
+    for w in words:
+        alts.append(rf"(?<![A-Za-z]){w}(?![a-z])")  # aiter, _aiter_x, gfx95
+        alts.append(rf"{w.capitalize()}(?![a-z])")  # useAiter, AiterMoe, MoEAscend
+        alts.append(rf"(?<![A-Z]){w.upper()}(?![a-z])")  # _IS_HIP, HIPBackend
+    alts.append(r"(?<![A-Z])ROCm(?![a-z])")
+    return re.compile("|".join(alts))
+
+
+_PLATFORM_WORDS = _platform_words()
+# A raise message: "requires an owned AITER runner", "requires an AMD ROCm device", "only
+# supported on AMD GPUs", "is only supported with aiter".
+_REQUIRES_PLATFORM = re.compile(
+    rf"\b(?:requires?|needs?|only supported (?:on|with|by)|supported only (?:on|with))"
+    rf"(?:\s+[\w-]+){{0,3}}?\s+(?:{_PLATFORM_WORDS.pattern})"
+)
+# "Only used with the aiter backend", "only on ROCm", "ROCm-only", "ROCm/HIP Only", "NPU
+# support only"; not "CUDA and HIP only", "CUDA/HIP only".
+_ONLY = r"(?:[Oo]nly|ONLY)"
+_ONLY_ON_PLATFORM = re.compile(
+    rf"\b{_ONLY}(?:\s+\w+){{0,2}}?\s+(?:with|on|for|by|in|under)\s+(?:the\s+|an?\s+)?"
+    rf"(?:{_PLATFORM_WORDS.pattern})"
+    rf"|(?<!and )(?<!or )(?<!/)(?:{_PLATFORM_WORDS.pattern})(?:[-/ ](?!and\b|or\b)\w+)?"
+    rf"[- ]{_ONLY}\b"
+)
 _NAME_ERRORS = frozenset({"NameError", "UnboundLocalError", "Exception", "BaseException"})
+# SGLang's predicates that are false on every non-HIP build (`srt/utils/common.py`).
+_HIP_ONLY_CALLS = frozenset({"mxfp_supported"})
+# How many aliases, helpers and predicates deep a judgement follows (each is a few frames of
+# Python recursion; past it the answer is unknown, the use reachable).
+_MAX_DEPTH = 40
+_ENV_FUNCS = re.compile(r"^(?:get_(?:bool|int|float|str)_env_var|getenv|get_env_\w+)$")
 
 
 def check(ctx) -> None:
@@ -104,7 +186,7 @@ def check(ctx) -> None:
     # Each name's uses grouped by the scope they resolve to, once per name when first needed
     # (not once per scope binding the name: many functions binding `x` share its uses).
     resolved: dict[str, dict[int, list]] = {}
-    platform = _Platform(ctx, guards)
+    platform = _Platform(ctx, guards, scopes)
 
     for scope in scopes:
         if scope.kind not in ("module", "function") or scope.unknown:
@@ -129,9 +211,7 @@ def check(ctx) -> None:
             guard = _first_false_condition(bindings[0], guards, platform)
             kind = "UnboundLocalError" if scope.kind == "function" else "NameError"
             for use in uses:
-                if not _use_reached(use, guards, platform) or guards.in_try_catching(
-                    use, _NAME_ERRORS
-                ):
+                if not platform.reached(use) or guards.in_try_catching(use, _NAME_ERRORS):
                     continue
                 ctx.report(
                     *node_span(ctx, use),
@@ -153,38 +233,83 @@ def _platform_module(path: str) -> bool:
     )
 
 
-def _use_reached(node, guards, platform) -> bool:
-    """Can the CUDA path reach this use? Unknown conditions that name a platform (aiter, HIP,
-    ROCm, AMD, gfx) are taken as matching guards; other unknown conditions do not stop it; a
-    use inside a function or class named for a platform (`forward_aiter`, `HipBackend`) is
-    on that platform's path."""
-    if guards.first_ancestor(node, "platform-def", _platform_def) is not None:
-        return False
-
-    def stops(test, pol) -> bool:
-        v = guards.cuda_value(test)
-        if v is None:
-            return platform.names_a_platform(test)
-        return v != pol
-
-    return guards.first_on_path(node, "cuda-path-stops", stops) is None
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")
 
 
-def _platform_def(n, _field) -> bool:
-    return isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and bool(
-        _PLATFORM_WORDS.search(n.name)
+def _inside(node, func) -> bool:
+    """Is `node` within `func`'s lines (a recursive call, not a reference from outside)?"""
+    line = getattr(node, "lineno", 0)
+    return func.lineno <= line <= (func.end_lineno or func.lineno)
+
+
+def _own_returns(func) -> list:
+    """The `return` statements of `func` itself, not of functions nested in it."""
+    out, stack = [], list(func.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return):
+            out.append(n)
+        elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _env_read(e) -> bool:
+    """`envs.X.get()`, `envs.X.value`, `get_bool_env_var(...)`, `os.getenv(...)`,
+    `os.environ[...]`: a setting whose value on CUDA is the user's."""
+    if isinstance(e, ast.Call):
+        fn = e.func
+        if isinstance(fn, ast.Attribute) and fn.attr == "get":
+            return isinstance(fn.value, ast.Attribute) or _environ(fn.value)
+        return bool(_callee(e) and _ENV_FUNCS.match(_callee(e)))
+    if isinstance(e, ast.Attribute) and e.attr == "value":
+        return isinstance(e.value, ast.Attribute) and e.value.attr.isupper()
+    return isinstance(e, ast.Subscript) and _environ(e.value)
+
+
+def _environ(e) -> bool:
+    return (isinstance(e, ast.Name) and e.id == "environ") or (
+        isinstance(e, ast.Attribute) and e.attr == "environ"
     )
 
 
-class _Platform:
-    """Whether conditions name a platform, with what each function contributes computed once
-    (a function's platform-valued assignments, whether its text names a platform)."""
+def _callee(call) -> str | None:
+    fn = call.func
+    return fn.id if isinstance(fn, ast.Name) else getattr(fn, "attr", None)
 
-    def __init__(self, ctx, guards) -> None:
+
+def _platform_def(n, _field) -> bool:
+    """A function or class named for a platform, or whose docstring says it runs only there
+    ("Only used with the aiter (ROCm) backend.", "ROCm/HIP only")."""
+    if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
+    if _PLATFORM_WORDS.search(n.name):
+        return True
+    doc = ast.get_docstring(n, clean=False) if n.body else None
+    return bool(doc) and _ONLY_ON_PLATFORM.search(doc.split("\n\n", 1)[0]) is not None
+
+
+class _Platform:
+    """What the CUDA path can reach: conditions evaluated on CUDA (known platform checks, then
+    what names a platform), aliases followed, helpers judged by their call sites, classes by
+    their constructor; what each function contributes computed once."""
+
+    def __init__(self, ctx, guards, scopes) -> None:
         self.ctx = ctx
         self.guards = guards
         self._assigned: dict[int, set[str]] = {}
         self._named: dict[int, bool] = {}
+        self._scope_of = {id(sc.node): sc for sc in scopes}
+        self._module = scopes[0]
+        self._values: dict[int, object] = {}
+        self._busy: set[int] = set()
+        self._reach: dict[int, bool] = {}
+        self._refs = None
+        self._ctor: dict[int, bool] = {}
+        self._subclassed = None
+        self._method_index = None
+        self._depth = 0  # aliases, helpers and predicates followed so far (bounded)
 
     def text(self, node) -> str:
         """The node as Python text: `ast.unparse`, or the source where it nests too deep."""
@@ -194,15 +319,254 @@ class _Platform:
             start, end = node_span(self.ctx, node)
             return self.ctx.data[start:end].decode("utf-8", "replace")
 
+    # -- can the CUDA path reach a node? --------------------------------------------------
+    def reached(self, node) -> bool:
+        """Can the CUDA path reach this node? Not under a condition false on CUDA (`value`),
+        not inside a function or class named for a platform (`forward_aiter`, `HipBackend`),
+        not in a private helper whose every reference is itself unreachable (or that nothing
+        references), not in a method of a class whose `__init__` raises on CUDA."""
+        guards = self.guards
+        if guards.first_ancestor(node, "platform-def", _platform_def) is not None:
+            return False
+
+        def stops(test, pol) -> bool:
+            v = self.value(test)
+            if v is None:  # unknown: a condition that names a platform is taken as a guard,
+                # and so is an early `raise` saying what platform the code after it requires.
+                return self.names_a_platform(test) or (not pol and self._requires(test))
+            return v != pol
+
+        if guards.first_on_path(node, "cuda-path-stops-v2", stops) is not None:
+            return False
+        func = guards.enclosing_function(node)
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return self._function_reached(func)
+        return True
+
+    def _function_reached(self, func) -> bool:
+        key = id(func)
+        found = self._reach.get(key)
+        if found is not None:
+            return found
+        if self._depth >= _MAX_DEPTH:
+            return True  # (a chain of helpers this long: taken as reachable)
+        self._reach[key] = True  # (a cycle of helpers: taken as reachable)
+        self._depth += 1
+        try:
+            found = self._judge_function(func)
+        finally:
+            self._depth -= 1
+        self._reach[key] = found
+        return found
+
+    def _judge_function(self, func) -> bool:
+        found = True
+        owner = self.guards.parent.get(id(func))
+        if isinstance(owner, ast.ClassDef) and self._constructor_raises(owner, func):
+            found = False
+        elif isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = self._function_reached(owner)  # defined only when the outer one runs
+        elif _private(func.name) and isinstance(owner, (ast.Module, ast.ClassDef)):
+            refs = self._references(func.name, method=isinstance(owner, ast.ClassDef))
+            found = any(self.reached(r) for r in refs if not _inside(r, func))
+        return found
+
+    def _references(self, name: str, method: bool) -> list:
+        """Loads of `name` (a module-level function) or of `.name` (a method) in the module."""
+        if self._refs is None:
+            names: dict[str, list] = {}
+            attrs: dict[str, list] = {}
+            for n in ast.walk(self.ctx.tree):
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+                    names.setdefault(n.id, []).append(n)
+                elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
+                    attrs.setdefault(n.attr, []).append(n)
+                elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    # `getattr(self, "_helper")`, `"_helper"` in a dispatch table.
+                    names.setdefault(n.value, []).append(n)
+                    attrs.setdefault(n.value, []).append(n)
+            self._refs = (names, attrs)
+        return self._refs[1 if method else 0].get(name, [])
+
+    def _constructor_raises(self, cls, func) -> bool:
+        """`func` is a method of `cls` (not `__init__`, not static or class-level) and
+        `cls.__init__` raises on CUDA at its top level (`if not _is_hip: raise ...`,
+        `assert is_gfx95_supported()`); no class of the module derives from `cls`."""
+        if func.name == "__init__" or any(
+            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+            for d in func.decorator_list
+        ):
+            return False
+        key = id(cls)
+        found = self._ctor.get(key)
+        if found is None:
+            found = self._ctor[key] = self._init_raises(cls) and not self._derived(cls.name)
+        return found
+
+    def _init_raises(self, cls) -> bool:
+        for item in cls.body:
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                for stmt in item.body:
+                    if (
+                        isinstance(stmt, ast.If)
+                        and stmt.body
+                        and isinstance(stmt.body[-1], ast.Raise)
+                        and not stmt.orelse
+                        and self.value(stmt.test) is True
+                    ):
+                        return True
+                    if isinstance(stmt, ast.Assert) and self.value(stmt.test) is False:
+                        return True
+        return False
+
+    def _derived(self, name: str) -> bool:
+        if self._subclassed is None:
+            self._subclassed = {
+                base.id if isinstance(base, ast.Name) else getattr(base, "attr", None)
+                for n in ast.walk(self.ctx.tree)
+                if isinstance(n, ast.ClassDef)
+                for base in n.bases
+            }
+        return name in self._subclassed
+
+    # -- conditions on CUDA ---------------------------------------------------------------
+    def value(self, test):
+        """Three-valued value of a condition on CUDA. Leaves: the guard model's platform
+        checks (`_is_hip`, `_use_aiter`, ...), HIP-only predicates (`mxfp_supported()`),
+        names assigned only from such conditions (`_is_shuffle = is_gfx95_supported()`, a
+        local `ok = x and self._can_use_rocm_y()`), then a leaf whose text names a platform
+        (`self.use_aiter_moe`, `is_gfx95`), or a call to a module function whose body does, is
+        taken as false on CUDA (`!=`, `not in` and `is None` comparisons of such a name as
+        true); anything else is unknown."""
+        from kernlint.python.guards import evaluate
+
+        key = id(test)
+        if key in self._values:
+            return self._values[key]
+        if key in self._busy or self._depth >= _MAX_DEPTH:
+            return None  # (an alias defined through itself, or a chain this long)
+        self._busy.add(key)
+        self._depth += 1
+
+        def expand(e):
+            if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+                return "not", e.operand
+            if isinstance(e, ast.BoolOp):
+                return ("and" if isinstance(e.op, ast.And) else "or"), e.values
+            return "value", self._leaf(e)
+
+        try:
+            found = evaluate(test, expand)
+        finally:
+            self._busy.discard(key)
+            self._depth -= 1
+        self._values[key] = found
+        return found
+
+    def _leaf(self, e):
+        v = self.guards.cuda_value(e)
+        if v is not None:
+            return v
+        if isinstance(e, ast.Name):
+            v = self._alias(e)
+            if v is not None:
+                return v
+        if isinstance(e, ast.Call):
+            if _callee(e) in _HIP_ONLY_CALLS:
+                return False
+            v = self._returns(e)
+            if v is not None:
+                return v
+        if isinstance(e, ast.Compare) and len(e.ops) == 1:
+            if not self.names_a_platform(e):
+                return None
+            op, right = e.ops[0], e.comparators[0]
+            none = isinstance(right, ast.Constant) and right.value is None
+            if isinstance(op, (ast.NotEq, ast.NotIn)) or (isinstance(op, ast.Is) and none):
+                return True
+            if isinstance(op, (ast.Eq, ast.In)) or (isinstance(op, ast.IsNot) and none):
+                return False
+            return None
+        if isinstance(e, ast.Compare) or _env_read(e):
+            return None  # (`envs.SGLANG_USE_AITER_MOE_GU_ITLV.get()` defaults to true)
+        return False if self.names_a_platform(e) else None
+
+    def _requires(self, test) -> bool:
+        """`if not getattr(self, "_owns_moe_runner", False): raise RuntimeError("... requires
+        an owned AITER runner.")`: the test of an early `raise` whose message says that what
+        follows requires a platform."""
+        stmt = self.guards.parent.get(id(test))
+        if not (isinstance(stmt, ast.If) and stmt.test is test and stmt.body):
+            return False
+        last = stmt.body[-1]
+        if not isinstance(last, ast.Raise) or last.exc is None:
+            return False
+        text = " ".join(
+            n.value
+            for n in ast.walk(last.exc)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        )
+        return _REQUIRES_PLATFORM.search(text) is not None
+
+    def _returns(self, call):
+        """The value on CUDA of a call to a function of this module (`f(...)`, or a method
+        `self.f(...)` defined once in the module) whose every `return` gives that value."""
+        fn = call.func
+        if isinstance(fn, ast.Name):
+            func = self.guards.local_functions.get(fn.id)
+        elif isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name):
+            func = self._methods().get(fn.attr) if fn.value.id in ("self", "cls") else None
+        else:
+            func = None
+        if func is None or id(func) in self._busy:
+            return None
+        self._busy.add(id(func))
+        try:
+            found = None
+            for ret in _own_returns(func):
+                v = self.value(ret.value) if ret.value is not None else None
+                if v is None or (found is not None and v != found):
+                    return None
+                found = v
+            return found
+        finally:
+            self._busy.discard(id(func))
+
+    def _methods(self) -> dict:
+        """Methods by name, for the names only one class of the module defines."""
+        if self._method_index is None:
+            seen: dict = {}
+            for n in ast.walk(self.ctx.tree):
+                if isinstance(n, ast.ClassDef):
+                    for item in n.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            seen[item.name] = None if item.name in seen else item
+            self._method_index = {k: v for k, v in seen.items() if v is not None}
+        return self._method_index
+
+    def _alias(self, name):
+        """The value on CUDA of a name whose every binding in its scope is `name = <cond>`
+        with that same value (None when any binding is something else)."""
+        func = self.guards.enclosing_function(name)
+        scope = self._scope_of.get(id(func)) if func is not None else self._module
+        target = scope.resolve(name.id) if scope is not None else None
+        if target is None or name.id in target.params or name.id in target.declared:
+            return None
+        found = None
+        for binding in target.bindings.get(name.id, ()):
+            _step, stmt = self.guards.locate(binding)
+            if not (isinstance(stmt, ast.Assign) and any(t is binding for t in stmt.targets)):
+                return None
+            v = self.value(stmt.value)
+            if v is None or (found is not None and v != found):
+                return None
+            found = v
+        return found
+
     def names_a_platform(self, test) -> bool:
         """The condition's text names a platform, or it calls a function of this module whose
         body does (`if _use_flydsl_linear(x):` with `return USE_AITER_GFX1250 and ...`)."""
         if _PLATFORM_WORDS.search(self.text(test)):
-            return True
-        # A local flag computed from a platform check: `ok = ... and self._can_use_rocm_x(...)`.
-        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
-        func = self.guards.enclosing_function(test) if names else None
-        if func is not None and names & self._platform_assigned(func):
             return True
         local = self.guards.local_functions
         for sub in ast.walk(test):
@@ -211,20 +575,6 @@ class _Platform:
                 if func is not None and self._names_platform(func):
                     return True
         return False
-
-    def _platform_assigned(self, func) -> set[str]:
-        """Names assigned in `func` (nested functions included) from a value whose text names
-        a platform."""
-        found = self._assigned.get(id(func))
-        if found is None:
-            found = set()
-            for sub in ast.walk(func):
-                if isinstance(sub, ast.Assign):
-                    targets = {t.id for t in sub.targets if isinstance(t, ast.Name)}
-                    if targets and _PLATFORM_WORDS.search(self.text(sub.value)):
-                        found |= targets
-            self._assigned[id(func)] = found
-        return found
 
     def _names_platform(self, func) -> bool:
         found = self._named.get(id(func))

@@ -41,7 +41,27 @@ import ast
 import re
 
 from kernlint.model import Rule
-from kernlint.python.facts import node_span
+from kernlint.python.facts import node_span, qualified
+
+# (Starts with its literal, the boundary before it checked by a lookbehind: the matches of
+# `\bregister_\w+_ci\b`, about 10x faster over a file.)
+_CI_LINE = re.compile(rb"register_(?<=\bregister_)\w+_ci\b")
+# `register_<backend>_ci as NAME` (in an import; spaces, line breaks, backslash continuations
+# and comments between): a renamed registration function, whose calls do not say its name.
+# (A comment is matched through its line break: `#[^\n]*` alone could split a run of `#` in
+# exponentially many ways before failing.)
+_ALIAS = re.compile(rb"register_(?<=\bregister_)\w+_ci\b(?:[\s\\]|#[^\n]*\n)*as\b")
+# `as register_<backend>_ci`: another name imported as a registration function's.
+_RENAMED = re.compile(rb"as(?<=\bas)(?:[\s\\]|#[^\n]*\n)+register_\w+_ci\b")
+
+
+def _wanted_lines(data: bytes):
+    """The lines the rule reads (Rule.partial_lines): those naming a `register_<backend>_ci`
+    function, which holds its calls and every import that binds or renames one; a skeleton
+    keeps them, the blocks around them and the module-level statements (the other imports).
+    The whole file when an import renames one (`as NAME`: its calls do not say its name)."""
+    return None if _ALIAS.search(data) else _CI_LINE
+
 
 RULE = Rule(
     code="PY006",
@@ -51,26 +71,27 @@ RULE = Rule(
     triggers=(b"register_",),
     # A call to `register_<backend>_ci`, or an import of one under another name.
     prefilter=re.compile(rb"register_\w+_ci\b"),
+    # What it reads (see _wanted_lines): the file is parsed as a skeleton.
+    partial_lines=_wanted_lines,
 )
-# (Starts with its literal, the boundary before it checked by a lookbehind: the matches of
-# `\bregister_\w+_ci\b`, about 10x faster over a file.)
-_CI_LINE = re.compile(rb"register_(?<=\bregister_)\w+_ci\b")
 
 
 def check(ctx) -> None:
     facts = ctx.facts
     pattern = _CI_LINE
+    # The imported names matter only where an import renames a registration function or
+    # binds another name as one; elsewhere a call's own text names its function (the import
+    # statements are not looked at).
+    names = facts.names if _ALIAS.search(ctx.data) or _RENAMED.search(ctx.data) else {}
     aliases = [
-        n
-        for n, o in facts.names.items()
-        if _REGISTER.match(o.split(".")[-1]) and not _REGISTER.match(n)
+        n for n, o in names.items() if _REGISTER.match(o.split(".")[-1]) and not _REGISTER.match(n)
     ]
     if aliases:
         pattern = re.compile(
             rb"\b(register_\w+_ci|" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b"
         )
     for node in facts.nodes_on_lines(pattern, (ast.Call,)):
-        _check_call(node, ctx)
+        _check_call(node, ctx, names)
 
 
 _REGISTER = re.compile(r"^register_\w+_ci$")
@@ -89,15 +110,17 @@ def _is_literal(node) -> bool:
     )
 
 
-def _register_name(call, facts) -> str | None:
-    origin = facts.qualified(call.func) or ""
+def _register_name(call, facts, names=None) -> str | None:
+    """The registration function `call` calls, or None. `names`: the imported names to resolve
+    it with (default: all of the file's)."""
+    origin = qualified(call.func, facts.names if names is None else names) or ""
     name = origin.split(".")[-1]
     return name if _REGISTER.match(name) else None
 
 
-def _check_call(node, ctx) -> None:
+def _check_call(node, ctx, names) -> None:
     facts = ctx.facts
-    name = _register_name(node, facts)
+    name = _register_name(node, facts, names)
     if name is None:
         return
     for i, arg in enumerate(node.args[: len(POSITIONAL)]):

@@ -102,8 +102,9 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     """Lint candidates (cached results reused); results come back in candidate order."""
     if cache is not None:
         from .cache import settings_key  # (hashlib, hmac, json: not needed without a cache)
-    if "kernlint.jitscope" in sys.modules:  # (headers read by an earlier run may have changed)
-        sys.modules["kernlint.jitscope"].reset()
+    for name in ("kernlint.jitscope", "kernlint.sgl_headers"):
+        if name in sys.modules:  # (headers read by an earlier run may have changed)
+            sys.modules[name].reset()
 
     jobs = jobs or _jobs()
     parallel = jobs > 1 and len(candidates) >= PARALLEL_THRESHOLD and _can_fork()
@@ -302,13 +303,21 @@ NAMESPACE_RULE = "code-outside-sglang-namespace"
 
 def _jit_key(rules, settings, abspath: str) -> str:
     """What a JIT file's findings depend on beyond its bytes (kernlint.jitscope): whether the
-    JIT exemptions are on, and whether its tree's JIT headers use `namespace sglang`."""
+    JIT exemptions are on, whether its tree's JIT headers use `namespace sglang`, and which
+    abstractions they define (kernlint.sgl_headers)."""
     key = "" if getattr(settings, "jit_exempt_markers", True) else "|no-jit-exemptions"
     if any(r.name == NAMESPACE_RULE for r in rules):
         from .jitscope import convention_fingerprint
 
         key += convention_fingerprint(abspath)
+    if any(r.name == PRIMITIVE_RULE for r in rules):
+        from .sgl_headers import fingerprint as abstractions_fingerprint
+
+        key += abstractions_fingerprint(abspath)  # (what the tree's sgl_kernel headers define)
     return key
+
+
+PRIMITIVE_RULE = "raw-cuda-primitive"
 
 
 def _namespace_notes(candidates, resolver) -> list[str]:

@@ -101,6 +101,7 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "defines": list,
     "max-file-size": int,
     "jit-exempt-markers": bool,
+    "generated-markers": bool,
 }
 AITER_IMPORT_POLICIES = ("lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
@@ -412,6 +413,8 @@ class Settings:
         self.max_file_size = v.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
         # Files under the JIT roots that are not JIT code (kernlint.jitscope) are exempt.
         self.jit_exempt_markers = v.get("jit-exempt-markers", True)
+        # Generated files (kernlint.jitscope.generated_reason) are checked by no rule.
+        self.generated_markers = v.get("generated-markers", True)
         self.semantic = (
             overrides.semantic if overrides.semantic is not None else v.get("semantic", False)
         )

@@ -39,6 +39,9 @@ class FileResult:
     # whose tree the rules needed that no rule could judge, as (first line, last line, reason)
     # ([] for a clean parse); None when no tree was built or nothing was asked.
     unparsed: list | None = None
+    # Why the file is machine-generated (kernlint.jitscope.generated_reason): no rule checked
+    # it. None for every other file.
+    generated: str | None = None
 
 
 class Context:
@@ -374,6 +377,10 @@ def lint_source(
     result = FileResult(
         source.path, source=source, abspath=source.abspath, language=source.language
     )
+    generated = generated_of(source, settings)
+    if generated is not None:
+        result.generated = generated  # (linting generated code is not actionable)
+        return result
     if enabled is None:
         enabled = settings.rules_for(source.abspath) if source.abspath else settings.enabled
     if is_jit and source.language == "cpp":
@@ -435,6 +442,22 @@ def lint_source(
     if _RECORD_UNPARSED and "tree" in ctx.__dict__:  # (only a tree the rules built anyway)
         result.unparsed = unparsed_regions(ctx)
     return result
+
+
+def generated_of(source: SourceFile, settings) -> str | None:
+    """Why `source` is a generated file that no rule checks (kernlint.jitscope), or None. Its
+    path counts relative to the project root (the config's directory), else by its name."""
+    from .jitscope import generated_exemption
+
+    rel = None
+    root = getattr(settings, "root", None)
+    if source.abspath and root:
+        from .config import _relative
+
+        rel = _relative(source.abspath, root)
+    if rel is None:
+        rel = os.path.basename(source.abspath or source.path)
+    return generated_exemption(settings, source.data, rel, source.language)
 
 
 _RECORD_UNPARSED = False

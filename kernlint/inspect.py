@@ -69,8 +69,15 @@ def _region_line(path: str, region) -> str:
 
 
 def skipped_lines(results) -> list[str]:
-    """`path:START-END: unparsed region` for each region of each file (`--show-skipped`)."""
-    return [_region_line(r.path, region) for r in results if r.unparsed for region in r.unparsed]
+    """`path:START-END: unparsed region` for each region of each file, and `path: not checked
+    (generated file: WHY)` for each generated file (`--show-skipped`)."""
+    out = []
+    for r in results:
+        if r.generated:
+            out.append(f"{r.path}: not checked ({r.generated})")
+        for region in r.unparsed or ():
+            out.append(_region_line(r.path, region))
+    return out
 
 
 def _file_counts(results, checked) -> dict:
@@ -87,6 +94,7 @@ def _file_counts(results, checked) -> dict:
         "with_unparsed_regions": sum(v["with_unparsed_regions"] for v in by_language.values()),
         "unparsed_regions": sum(len(r.unparsed) for r in results if r.unparsed),
         "by_language": by_language,
+        "generated": sum(1 for r in results if r.generated),
     }
 
 
@@ -100,7 +108,9 @@ def statistics_tail(results, checked, show_skipped: bool = False) -> str:
         f"(C/C++/CUDA: {cpp['with_unparsed_regions']} of {cpp['parsed']}; "
         f"Python: {py['with_unparsed_regions']} of {py['parsed']})."
     )
-    if c["with_unparsed_regions"] and not show_skipped:
+    if c["generated"]:
+        line += f" {c['generated']} generated, checked by no rule."
+    if (c["with_unparsed_regions"] or c["generated"]) and not show_skipped:
         line += " `--show-skipped` lists them."
     return line + "\n"
 
@@ -138,6 +148,11 @@ def statistics_json(diagnostics, fix_available, results, checked, show_skipped: 
             for r in results
             if r.unparsed
             for start, end, reason in r.unparsed
+        ]
+        obj["generated"] = [
+            {"path": unicode_text(r.path), "reason": unicode_text(r.generated)}
+            for r in results
+            if r.generated
         ]
     return json.dumps(obj, indent=2) + "\n"
 
@@ -227,13 +242,17 @@ def inspect_path(path: str, config: str | None = None, wrappers_from=None) -> di
 
         jit["exempt"] = jit_exemption(settings, source.data, source.language)
         jit["is_jit"] = jit["exempt"] is None
+    from .engine import generated_of
+
     ctx = Context(source, settings, jit["is_jit"])
+    ctx.generated = generated_of(source, settings)  # (no rule checks a generated file)
     out = {
         "version": SCHEMA_VERSION,
         "path": unicode_text(source.path),
         "language": source.language,
         "lines": _line_count(source),
         "jit": jit,
+        "generated": ctx.generated,
     }
     try:
         if source.language == "cpp":
@@ -300,6 +319,8 @@ def _rule_findings(ctx, registry, names) -> tuple[list, list[str]]:
     them on it alone: a JIT-scoped rule only in a JIT source; suppression comments applied),
     and notes on rules that failed."""
     findings, notes = [], []
+    if getattr(ctx, "generated", None):
+        return findings, notes  # (a generated file: `check` runs no rule on it)
     for name in names:
         rule = registry.by_name.get(name)
         if rule is None or rule.check is None and rule.visit is None:
@@ -570,11 +591,19 @@ def _ffi(ctx, findings) -> dict:
             reasons.append("exported by TVM_FFI_DLL_EXPORT_TYPED_FUNC")
         if ffi._is_wrapper_target(func, targets):
             reasons.append("named by a Python `cuda_wrappers` target")
-        views = [p for p in ctx.facts.params_of(func.node) if "TensorView" in p.type_text]
+        params = ctx.facts.params_of(func.node)
+        views = [p for p in params if "TensorView" in p.type_text]
         if views:
             names = ", ".join(p.name or f"#{p.index + 1}" for p in views)
+            stream = ffi.stream_parameter(params)
             if not simple:
                 helpers.append((func, "TensorView parameters, but no name kernlint can read"))
+            elif stream is not None:
+                if not reasons:
+                    what = f"`{stream.name}`" if stream.name else f"#{stream.index + 1}"
+                    helpers.append(
+                        (func, f"TensorView parameters ({names}), but takes a stream ({what})")
+                    )
             elif ffi._is_called(ctx, simple):
                 if not reasons:
                     helpers.append(
@@ -904,6 +933,8 @@ def render_text(r: dict) -> str:
         lines.append(f"JIT source: no (excluded by `{jit['excluded_by']}`, {where})")
     else:
         lines.append(f"JIT source: no (no jit-roots glob matches, {where})")
+    if r.get("generated"):
+        lines.append(f"Checked by rules: no ({r['generated']}; see `generated-markers`)")
     if r["language"] == "cpp":
         _text_cpp(r, lines)
     else:

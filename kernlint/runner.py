@@ -77,7 +77,7 @@ def _lint_chunk(job):
             res.source = None  # (kept for a fix: computed on exactly these bytes)
         if digest is not None or res.diagnostics or res.warnings or res.notes:
             done.append((i, res, digest))
-        elif res.unparsed is not None:  # (`--statistics`: a parsed file counts)
+        elif res.unparsed is not None or res.generated:  # (`--statistics` counts them)
             done.append((i, res, digest))
         # else: nothing to send back (most files); the parent fills in an empty result
     return done, found
@@ -282,8 +282,9 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
     from .project import aiter_fingerprint, fingerprint
 
     _, _, aiter_rule, ffi_rule = _rule_facts(rules, cand.language)
+    key = _generated_key(cand, settings)
     if cand.language == "python":
-        key = aiter_fingerprint(cand.abspath) if aiter_rule else ""
+        key += aiter_fingerprint(cand.abspath) if aiter_rule else ""
         # direct-triton-benchmark judges `bench_*.py` under the config's `jit-benchmark-roots`.
         name = os.path.basename(cand.abspath)
         if name.startswith("bench_") and settings is not None:
@@ -291,11 +292,23 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
                 key += "|jit-benchmark"
         return key
     if cand.language != "cpp":
-        return ""
-    key = fingerprint() if ffi_rule else ""
+        return key
+    key += fingerprint() if ffi_rule else ""
     if is_jit:
         key += _jit_key(rules, settings, cand.abspath)
     return key
+
+
+def _generated_key(cand, settings) -> str:
+    """What a file's generated-file verdict depends on beyond its bytes: whether the detection
+    is on, and for a path with a `generated` directory, the root it is taken relative to."""
+    if settings is None:
+        return ""
+    if not getattr(settings, "generated_markers", True):
+        return "|no-generated"
+    if "generated" in cand.abspath.lower():
+        return f"|generated-root:{getattr(settings, 'root', '')}"
+    return ""
 
 
 NAMESPACE_RULE = "code-outside-sglang-namespace"
@@ -393,7 +406,10 @@ def _can_fork() -> bool:
 def _to_payload(res) -> str:
     from .cache import encode_result
 
-    payload = encode_result(res.diagnostics, res.warnings, res.notes)
+    notes = res.notes
+    if res.generated:  # (a generated file: its reason travels as a note, see _from_payload)
+        notes = [*notes, GENERATED_NOTE + res.generated]
+    payload = encode_result(res.diagnostics, res.warnings, notes)
     if recording_unparsed():  # (under UNPARSED_KEY: the result and its unparsed regions)
         from .inspect import encode_unparsed
 
@@ -424,9 +440,16 @@ def _from_payload(cand, payload: str):
     if decoded is None:
         return None
     diags, warnings, notes = decoded
+    generated = None
+    if notes and notes[-1].startswith(GENERATED_NOTE):
+        generated = notes.pop()[len(GENERATED_NOTE) :]
     res = FileResult(cand.display, diags, warnings, None, cand.abspath, cand.language, notes)
     res.unparsed = unparsed
+    res.generated = generated
     return res
+
+
+GENERATED_NOTE = "\0generated: "  # (a cached note no rule writes: a NUL cannot be in one)
 
 
 def lint_paths(

@@ -12,11 +12,11 @@ from cli_support import run
 
 from kernlint.runner import PARALLEL_THRESHOLD
 
-GOOD = "__global__ void good(float* out, int n) { out[n] = 0; }\n"
+GOOD = "__global__ void good(float* out, const float* __restrict__ in, int n) { out[n] = in[n]; }\n"
 # Line 3 opens a brace it never closes: the rest of the file is one unparsed region, and the
 # kernel on line 6 is lost in it.
 BROKEN = (
-    "__global__ void first(float* out, int n) { out[n] = 0; }\n"
+    "__global__ void first(float* out, const float* __restrict__ in, int n) { out[n] = in[n]; }\n"
     "void f() {\n"
     "  if (x {\n"
     "    y;\n"

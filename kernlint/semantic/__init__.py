@@ -45,6 +45,10 @@ PRELUDE = os.path.join(HERE, "prelude.h")
 FIXED_WIDTH = frozenset(
     {"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"}
 )
+# Names an alias chain may pass through and be fine at the FFI boundary (ffi-non-fixed-width-int):
+# the fixed-width names, `size_t` (SGLang's guide lists it among the preferred types) and the
+# pointer-width `intptr_t` / `uintptr_t`.
+ACCEPTED_INTEGER_NAMES = FIXED_WIDTH | {"size_t", "intptr_t", "uintptr_t"}
 
 
 class SemanticUnavailable(RuntimeError):
@@ -599,7 +603,7 @@ def classify_integer(t) -> tuple[str, str] | None:
             continue
         if t.kind == ci.TypeKind.TYPEDEF:
             name = t.get_typedef_name() or t.spelling
-            if name.split("::")[-1] in FIXED_WIDTH:  # `int64_t`, `std::int64_t`
+            if name.split("::")[-1] in ACCEPTED_INTEGER_NAMES:  # `int64_t`, `std::size_t`
                 return None
             seen_alias = True
             t = t.get_declaration().underlying_typedef_type

@@ -7,34 +7,38 @@ Finds the functions that form the FFI boundary of a JIT module:
   `const tvm::ffi::TensorView&`, ...) that are not called from another function of the same
   file (a helper the launcher calls with its tensors is not an entry point: on the SGLang tree
   this left out `*_pre_compute` / `*_dispatch_dtype` helpers whose `int` parameters never
-  cross the boundary);
+  cross the boundary) and take no stream (`cudaStream_t`, `hipStream_t`, `CUstream`: the FFI
+  passes none, an entry point gets its stream from the environment, so such a function is a
+  helper even when its caller is in another file);
 * functions exported with a TVM FFI export macro (`TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)`);
 * targets named in a Python `load_jit(..., cuda_wrappers=[("name", "&Kernel<...>::run")])` when
   that Python file is among the files being checked (e.g. `kernlint check python/`).
 
 In those functions it reports each by-value integer parameter, and the return type, spelled
 with a platform-width type: `int`, `unsigned`, `long`, `long long`, `short`, `signed`,
-`size_t`, `ssize_t`, `ptrdiff_t`, `unsigned int`, `std::size_t`, ... The finding sits on the
-parameter (or on the return type) and suggests the fixed-width replacement with the same width
-and signedness on the LP64 platforms CUDA runs on (`int` -> `int32_t`, `long` -> `int64_t`,
-`size_t` -> `uint64_t`, ...). `int32_t`, `int64_t`, `uint32_t`, `uint64_t`, `bool`, `char`
-and floating types are fine.
+`ssize_t`, `ptrdiff_t`, `unsigned int`, ... The finding sits on the parameter (or on the
+return type) and suggests the fixed-width replacement with the same width and signedness on
+the LP64 platforms CUDA runs on (`int` -> `int32_t`, `long` -> `int64_t`, ...). `int32_t`,
+`int64_t`, `uint32_t`, `uint64_t`, `bool`, `char` and floating types are fine, and so are
+`size_t` / `std::size_t` (SGLang's guide lists `size_t` among the preferred types) and
+`intptr_t` / `uintptr_t` (pointer-width by definition: an address passed as an integer).
 
 Out of scope: kernels, device functions and host helpers without a `TensorView` parameter
 (local helpers may use whatever types they like), and pointer and reference parameters.
 Integer types hidden behind a typedef or alias (`using index_t = int;`, in the file or in a
 header) are invisible to the syntactic pass; with `--semantic`, libclang resolves them to
 their canonical type (`index_t` -> `int` is reported; `using wide_t = int64_t` is not, since
-the chain passes through a fixed-width name). Those findings carry no automatic fix: the alias
+the chain passes through a fixed-width name, and neither is one through `size_t`, `intptr_t` or
+`uintptr_t`). Those findings carry no automatic fix: the alias
 may be used elsewhere. A type libclang could not resolve (a header that was not found, whose
 names error recovery reads as `int`) is not judged; the run's semantic note counts those.
 
 ## Why is this bad?
 Values crossing the TVM FFI boundary are converted from Python integers. The width of `long`
-and `size_t` differs between platforms (LLP64 Windows, LP64 Linux, ROCm toolchains), and the
-FFI's integer conversions are defined for fixed-width types; SGLang's JIT kernel guide asks for
-`int32_t`, `int64_t`, `uint32_t` at the boundary so the Python side and the C++ side agree on
-the width and signedness of every argument.
+differs between platforms (LLP64 Windows, LP64 Linux, ROCm toolchains), and the FFI's integer
+conversions are defined for fixed-width types; SGLang's JIT kernel guide asks for `int32_t`,
+`int64_t`, `uint32_t` (or `size_t`) at the boundary so the Python side and the C++ side agree
+on the width and signedness of every argument.
 
 ## Example
 ```cpp
@@ -59,8 +63,9 @@ The fix replaces the type with its fixed-width equivalent and is unsafe: it can 
 of the exported function (a different width on some platform), and callers in other files that
 rely on the old type (overloads, explicit template arguments) must be updated with it.
 
-Most replacements are the same type on LP64 (`long` and `int64_t` are both `long`, `size_t`
-and `uint64_t` both `unsigned long`), so declarations that keep the old spelling still match.
+Most replacements are the same type on LP64 (`long` and `int64_t` are both `long`,
+`unsigned long` and `uint64_t` both `unsigned long`), so declarations that keep the old
+spelling still match.
 `long long` and `unsigned long long` are not (`int64_t` is `long`): that fix changes the type in
 every declaration of the function in the file with as many parameters (forward declarations,
 the in-class declaration of an out-of-line member), and is not offered where one of them spells
@@ -117,11 +122,8 @@ REPLACEMENTS = {
     "unsigned long int": "uint64_t",
     "unsigned long long": "uint64_t",
     "unsigned long long int": "uint64_t",
-    "size_t": "uint64_t",
     "ssize_t": "int64_t",
     "ptrdiff_t": "int64_t",
-    "intptr_t": "int64_t",
-    "uintptr_t": "uint64_t",
 }
 # Spelled types whose replacement is another type on LP64 (`int64_t` is `long` there, not
 # `long long`): every declaration must change with the definition.
@@ -134,7 +136,21 @@ DIFFERENT_TYPE = frozenset(
         "unsigned long long int",
     }
 )
+# Stream handles: a parameter of one of these types marks a host helper, never an entry point.
+STREAM_TYPES = frozenset(
+    {"cudaStream_t", "hipStream_t", "CUstream", "cudaStream", "at::cuda::CUDAStream"}
+)
 _EXPORT = re.compile(rb"\bTVM_FFI_DLL_EXPORT_TYPED_FUNC\s*\(\s*\w+\s*,\s*\(?\s*&?\s*([\w:]+)")
+
+
+def stream_parameter(params):
+    """The first parameter that is a stream handle (`cudaStream_t`, ...), or None."""
+    return next((p for p in params if _bare(p.type_text) in STREAM_TYPES), None)
+
+
+def _bare(type_text: str) -> str:
+    words = [w for w in type_text.split() if w not in ("const", "volatile")]
+    return " ".join(words).removeprefix("::")
 
 
 def _spelled(type_node) -> str:
@@ -248,6 +264,10 @@ def check(ctx) -> None:
         params = ctx.facts.params_of(func.node)
         if not named:
             if not any("TensorView" in p.type_text for p in params):
+                continue
+            if stream_parameter(params) is not None:
+                # The FFI passes no stream (an entry takes it from the environment): a
+                # function that takes one is a helper its launcher calls, here or elsewhere.
                 continue
             if not simple or _is_called(ctx, simple):
                 # A helper of the launcher, called from this file: not an entry point. (A

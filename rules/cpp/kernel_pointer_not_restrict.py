@@ -18,6 +18,24 @@ pointers are reported on the parameter's own pointer (`T** __restrict__ p`); fun
 references and array parameters (`T* p[4]`, `T p[]`) are not reported; a pointer to an array
 (`T (*p)[4]`) is. Kernels inside regions the parser could not understand are skipped.
 
+Not reported either, where `__restrict__` would be a false promise or could change nothing
+(`kernlint/cpp/aliasing.py`):
+
+* a pointer the file shows **aliased** with another parameter: a launch in the file passes the
+  same argument to both (`k<<<g, b>>>(state, slots, state)`, also `hipLaunchKernelGGL`,
+  `LaunchKernel(...)(k, ...)` and `cudaLaunchKernelEx`); a comment in the parameter list says so
+  ("may be `out` itself", "aliases `in`", "in place" naming another parameter); or another
+  by-value parameter is a struct of the file holding pointers to the same struct type
+  (`Signal* self_sg` next to `RankSignals sg` with `Signal* signals[8]`);
+* the kernel's **only pointer**, when every other parameter is a scalar (a builtin or
+  fixed-width type, the pointee type, a struct of the file made of scalars): nothing for it to
+  alias (`fill_kernel(float* out, float value, size_t n)`);
+* a pointer **never dereferenced** by C++ code in the kernel: its uses are only comparisons,
+  inline asm operands (a TMA descriptor), pointer arithmetic stored into memory as a value
+  (`offsets[i] = base + k`, an argument-setup kernel), casts to an integer or to a `volatile`
+  pointer, and arguments of memory-ordering accessors (a callee named `*volatile*`,
+  `*acquire*` or `*release*`: cross-GPU flags), accesses the compiler may not optimize anyway.
+
 ## Why is this bad?
 Without `__restrict__` the compiler must assume that every pointer may alias every other, so
 it cannot keep loaded values in registers across stores, cannot use the read-only data cache
@@ -63,6 +81,7 @@ compiles them with nvcc.
 
 from __future__ import annotations
 
+from kernlint.cpp.aliasing import Aliasing, never_dereferenced
 from kernlint.cpp.fix_safety import FixSafety, Shape, display_name
 from kernlint.model import Edit, Fix, Rule
 
@@ -79,15 +98,31 @@ RULE = Rule(
 
 def check(ctx) -> None:
     safety = None
+    evidence = None
     for kernel in ctx.facts.kernels:
-        for param in ctx.facts.params_of(kernel.node):
+        params = ctx.facts.params_of(kernel.node)
+        candidates = []
+        for param in params:
             if param.pointer_depth == 0 or param.is_reference or param.restrict:
                 continue
             if param.is_array and Shape(param.node).array_of_pointers:
                 continue  # `T* p[4]`: an array parameter (its `*` is the elements')
             star = _top_star(param.own_pointer)
-            if star is None:
-                continue
+            if star is not None:
+                candidates.append((param, star))
+        if not candidates:
+            continue
+        if evidence is None:
+            evidence = Aliasing(ctx)
+        aliased = evidence.aliased(kernel, params)
+        body = kernel.node.child_by_field_name("body")
+        for param, star in candidates:
+            if param.index in aliased:
+                continue  # the file shows it aliased: `__restrict__` would be a false promise
+            if evidence.sole_pointer(params, param):
+                continue  # nothing for it to alias
+            if never_dereferenced(body, param.name):
+                continue  # the compiler never accesses memory through it: nothing to gain
             name = f"`{param.name}`" if param.name else f"#{param.index + 1}"
             if safety is None:
                 safety = FixSafety(ctx)

@@ -14,6 +14,10 @@ the body can write through it. "Written" includes:
   parameter is a non-const pointer;
 * inline asm that takes it as an operand.
 
+A pointer parameter the body never uses is reported too: nothing writes through it. When it
+is a reserved output slot (an argument kept for a later version of the kernel), suppress the
+finding with a comment saying so.
+
 Reads through the abstractions' loads (`.load(p, ...)`, `load_as<...>(p, ...)`, `__ldg`) are
 reads, and so is passing `p` to a function defined in the same file whose matching parameter
 is `const T*`. Simple local aliases (`auto row = p + offset;`, `T* q = p;`) are followed.

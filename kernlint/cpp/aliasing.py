@@ -1,0 +1,447 @@
+"""Where `__restrict__` on a kernel pointer parameter would be wrong or could do nothing: the
+evidence kernel-pointer-not-restrict reads before it reports a parameter.
+
+A parameter is left alone when
+
+* it is **aliased**, by the file's own evidence:
+  - a launch in the file passes the same argument to it and to another pointer parameter
+    (`k<<<g, b>>>(state, cu, state)`, `hipLaunchKernelGGL(k, g, b, 0, s, state, state)`,
+    `LaunchKernel(g, b, d)(k, state, state)`);
+  - a comment inside the parameter list says so ("may be `out` itself", "in place",
+    "aliases"): the parameter it annotates and every parameter it names;
+  - another by-value parameter is a struct defined in the file with a pointer member to the
+    same struct type of the file (`Signal* self` next to `RankSignals sg` holding
+    `Signal* signals[8]`): both reach the same objects;
+* it is the kernel's **only data pointer** and every other parameter is a scalar (a builtin
+  arithmetic type, a fixed-width integer name, the pointee type itself, or a struct of this
+  file whose fields are all scalars): there is no other pointer for it to alias;
+* it is **never dereferenced** by C++ code in the kernel: every use is an operand of inline
+  asm, a comparison, pointer arithmetic whose result is stored into memory as a value
+  (`offsets[i] = base + k`), a cast to an integer, a `volatile` cast, or an argument of a
+  memory-ordering accessor (a callee named `*volatile*`, `*acquire*`, `*release*`), whose
+  accesses the compiler may not cache or reorder anyway.
+
+Every answer errs toward "not shown": an unknown use counts as a dereference, and a kernel
+body with parse errors as one that dereferences everything.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .parser import Seeker, identifier_nodes, nodes_of_types
+
+# Builtin and fixed-width names a scalar parameter is spelled with (no pointer inside).
+SCALAR_TYPES = frozenset(
+    {
+        "bool",
+        "char",
+        "short",
+        "int",
+        "long",
+        "float",
+        "double",
+        "signed",
+        "unsigned",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "size_t",
+        "ssize_t",
+        "ptrdiff_t",
+        "half",
+        "__half",
+        "__nv_bfloat16",
+        "nv_bfloat16",
+        "__half2",
+        "__nv_bfloat162",
+        "float2",
+        "float4",
+        "int2",
+        "int4",
+        "uint2",
+        "uint4",
+        "dim3",
+    }
+)
+_ALIAS_COMMENT = re.compile(
+    r"\bin[- ]?place\b|\balias(es|ed|ing)?\b|\bmay\s+be\s+`?\w+`?\s+itself\b"
+    r"|\bsame\s+(buffer|memory|pointer|storage)\s+as\b",
+    re.I,
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ORDERING_ACCESSOR = re.compile(r"volatile|acquire|release", re.I)
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast"})
+_CAST_TEMPLATE = re.compile(r"\b(static|reinterpret|const)_cast\s*<[^()]*?>\s*")
+_NULL = frozenset({"nullptr", "NULL", "0", "0L"})
+_COMPARISONS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
+_CONDITION_PARENTS = frozenset(
+    {
+        "condition_clause",
+        "if_statement",
+        "while_statement",
+        "do_statement",
+        "for_statement",
+        "expression_statement",
+        "sizeof_expression",
+        "alignof_expression",
+        "static_assert_declaration",
+    }
+)
+_MEMORY_TARGETS = frozenset({"subscript_expression", "field_expression", "pointer_expression"})
+
+
+class Aliasing:
+    """The evidence of one file (computed once, on the first question)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._launches: dict[str, list[list[str]]] | None = None
+        self._structs: dict[str, list] | None = None
+
+    # -- aliased parameters ------------------------------------------------------------------
+    def aliased(self, kernel, params) -> set[int]:
+        """The indices of `params` (the kernel's parameters) shown aliased with another."""
+        pointers = [p for p in params if p.pointer_depth and not p.is_reference]
+        if len(pointers) < 2:
+            return set()
+        out = self._aliased_at_launches(kernel, pointers)
+        out |= self._aliased_by_comments(kernel, params, pointers)
+        out |= self._aliased_through_structs(params, pointers)
+        return out
+
+    def _aliased_at_launches(self, kernel, pointers) -> set[int]:
+        simple = kernel.name.split("::")[-1].split("<")[0].strip()
+        out: set[int] = set()
+        for args in self.launches().get(simple, ()):
+            seen: dict[str, int] = {}
+            for p in pointers:
+                if p.index >= len(args):
+                    continue
+                text = args[p.index]
+                if not text or text in _NULL:
+                    continue
+                if text in seen:
+                    out.update((seen[text], p.index))
+                else:
+                    seen[text] = p.index
+        return out
+
+    def _aliased_by_comments(self, kernel, params, pointers) -> set[int]:
+        plist = _parameter_list(kernel.node)
+        if plist is None or b"/" not in plist.text:
+            return set()
+        names = {p.name: p.index for p in pointers if p.name}
+        out: set[int] = set()
+        children = list(plist.named_children)
+        for i, c in enumerate(children):
+            if c.type != "comment":
+                continue
+            text = c.text.decode("utf-8", "replace")
+            m = _ALIAS_COMMENT.search(text)
+            if m is None:
+                continue
+            annotated = _annotated_param(children, i, c)
+            own = next((p.index for p in pointers if annotated and p.node.id == annotated.id), None)
+            named = {names[w] for w in _WORD.findall(text) if w in names} - {own}
+            # "in place" alone says the parameter is read and written, not that another one
+            # reaches its memory: the comment must name one, or say "alias".
+            if not named and not m.group().lower().startswith("alias"):
+                continue
+            out |= named
+            if own is not None:
+                out.add(own)
+        return out
+
+    def _aliased_through_structs(self, params, pointers) -> set[int]:
+        structs = self.structs()
+        if not structs:
+            return set()
+        out: set[int] = set()
+        for p in params:
+            if p.pointer_depth or p.is_reference or p.type_node is None:
+                continue
+            fields = structs.get(_bare_type(p.type_text))
+            if not fields:
+                continue
+            # (only pointers to a struct of the file: `float*` members next to `float*`
+            # parameters are the ordinary params-struct layout, not evidence of aliasing)
+            held = {t for t, is_pointer in fields if is_pointer and t in structs}
+            for q in pointers:
+                if _bare_type(q.type_text) in held:
+                    out.add(q.index)
+        return out
+
+    # -- the only pointer ----------------------------------------------------------------------
+    def sole_pointer(self, params, param) -> bool:
+        """Is `param` the kernel's only data pointer, with only scalars beside it?"""
+        pointee = _bare_type(param.type_text)
+        for p in params:
+            if p is param:
+                continue
+            if p.pointer_depth or p.is_reference or p.is_array or p.type_node is None:
+                return False
+            if not self._scalar(_bare_type(p.type_text), pointee):
+                return False
+        return True
+
+    def _scalar(self, type_text: str, pointee: str, depth: int = 0) -> bool:
+        if type_text in SCALAR_TYPES or type_text == pointee:
+            return True
+        words = type_text.split()
+        if words and all(w in SCALAR_TYPES for w in words):
+            return True  # `unsigned long long`
+        fields = self.structs().get(type_text)
+        if fields is None or depth > 2:
+            return False
+        return all(not is_pointer and self._scalar(t, "", depth + 1) for t, is_pointer in fields)
+
+    # -- file facts --------------------------------------------------------------------------
+    def launches(self) -> dict[str, list[list[str]]]:
+        """Kernel simple name -> the argument texts of each launch of it in the file."""
+        if self._launches is None:
+            self._launches = _launches(self.ctx)
+        return self._launches
+
+    def structs(self) -> dict[str, list]:
+        """Struct/class name -> [(member type, is a pointer)] for the structs defined in the
+        file (a name defined twice, e.g. in preprocessor variants: the union of the members)."""
+        if self._structs is None:
+            out: dict[str, list] = {}
+            root = self.ctx.facts.root
+            for node in nodes_of_types(root, ("struct_specifier", "class_specifier")):
+                name = node.child_by_field_name("name")
+                body = node.child_by_field_name("body")
+                if name is None or body is None:
+                    continue
+                key = name.text.decode("utf-8", "replace").split("<")[0].split("::")[-1]
+                out.setdefault(key, []).extend(_members(body))
+            self._structs = out
+        return self._structs
+
+
+# -- never dereferenced ----------------------------------------------------------------------
+def never_dereferenced(body, name: str) -> bool:
+    """Does no C++ code in `body` access memory through the pointer `name`? (At least one
+    use; every use one of those the module's docs list.)"""
+    if body is None or body.has_error or not name:
+        return False
+    seeker = Seeker(body)
+    uses = identifier_nodes(body, name.encode(), body.text, seeker)
+    if not uses:
+        return False
+    for ident in uses:
+        if ident.type != "identifier" or not _no_access(ident, seeker.parent):
+            return False
+    return True
+
+
+def _no_access(node, parent_of) -> bool:
+    """Follow one use of the pointer value up the tree: True when it cannot reach memory
+    through the pointer."""
+    while True:
+        parent = parent_of(node)
+        if parent is None:
+            return False
+        t = parent.type
+        if t in ("gnu_asm_input_operand", "gnu_asm_output_operand"):
+            return True  # (the compiler does not dereference an asm operand)
+        if t == "parenthesized_expression":
+            node = parent
+            continue
+        if t == "binary_expression":
+            op = parent.child_by_field_name("operator")
+            op = op.type if op is not None else ""
+            if op in ("+", "-"):
+                node = parent
+                continue
+            return op in _COMPARISONS
+        if t == "conditional_expression":
+            if _is_field(parent, "condition", node):
+                return True
+            node = parent
+            continue
+        if t == "unary_expression":
+            op = parent.child_by_field_name("operator")
+            return op is not None and op.type == "!"
+        if t == "cast_expression":
+            verdict = _cast(parent.child_by_field_name("type"))
+            if verdict is not None:
+                return verdict
+            node = parent
+            continue
+        if t == "argument_list":
+            call = parent_of(parent)
+            if call is None or call.type != "call_expression":
+                return False
+            fn, targs = _callee(call)
+            if fn in _CASTS and targs is not None:
+                verdict = _cast(targs)
+                if verdict is not None:
+                    return verdict
+                node = call
+                continue
+            return bool(_ORDERING_ACCESSOR.search(fn))
+        if t == "assignment_expression":
+            if not _is_field(parent, "right", node):
+                return False  # (re-pointing the parameter: its later uses are judged too)
+            left = parent.child_by_field_name("left")
+            return left is not None and left.type in _MEMORY_TARGETS
+        if t in _CONDITION_PARENTS:
+            return True
+        return False
+
+
+def _cast(type_node) -> bool | None:
+    """A cast of the pointer: True (to an integer, or to a `volatile` pointer), None (to
+    another pointer: follow the result)."""
+    if type_node is None:
+        return False
+    text = type_node.text.decode("utf-8", "replace")
+    if "&" in text:
+        return False
+    if "*" not in text:
+        return True
+    if "volatile" in text.split("*")[0].replace("<", " ").split():
+        return True
+    return None
+
+
+def _callee(call) -> tuple[str, object | None]:
+    fn = call.child_by_field_name("function")
+    targs = None
+    node = fn
+    if node is not None and node.type == "field_expression":
+        node = node.child_by_field_name("field")
+    while node is not None and node.type in ("qualified_identifier", "template_function"):
+        if node.type == "template_function":
+            targs = node.child_by_field_name("arguments")
+        node = node.child_by_field_name("name")
+    name = node.text.decode("utf-8", "replace") if node is not None else ""
+    return name, targs
+
+
+def _is_field(parent, field: str, node) -> bool:
+    child = parent.child_by_field_name(field)
+    return child is not None and child.id == node.id
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _bare_type(text: str) -> str:
+    words = [w for w in text.replace("struct ", " ").split() if w not in ("const", "volatile")]
+    return " ".join(words)
+
+
+def _parameter_list(func_node):
+    from .params import function_declarator
+
+    decl = function_declarator(func_node)
+    return decl.child_by_field_name("parameters") if decl is not None else None
+
+
+def _annotated_param(children, i, comment):
+    """The parameter a comment in a parameter list annotates: the one before it on the same
+    line (`float* p,  // ...`), else the next one."""
+    before = next((c for c in reversed(children[:i]) if c.type != "comment"), None)
+    if before is not None and before.end_point[0] == comment.start_point[0]:
+        return before
+    return next((c for c in children[i + 1 :] if c.type != "comment"), None)
+
+
+def _members(body) -> list:
+    """[(member type, is a pointer)] of a struct body's field declarations."""
+    out = []
+    for field in body.named_children:
+        if field.type != "field_declaration":
+            continue
+        type_node = field.child_by_field_name("type")
+        if type_node is None:
+            continue
+        type_text = _bare_type(type_node.text.decode("utf-8", "replace"))
+        declarators = [
+            c
+            for c in field.named_children
+            if c.type
+            in (
+                "pointer_declarator",
+                "field_identifier",
+                "array_declarator",
+                "reference_declarator",
+            )
+        ]
+        for d in declarators or [None]:
+            is_pointer = d is not None and (
+                d.type in ("pointer_declarator", "reference_declarator") or b"*" in d.text
+            )
+            out.append((type_text, is_pointer))
+    return out
+
+
+def _argument_texts(arglist, skip: int) -> list[str]:
+    args = [c for c in arglist.named_children if c.type != "comment"][skip:]
+    return [
+        _CAST_TEMPLATE.sub("", "".join(a.text.decode("utf-8", "replace").split())) for a in args
+    ]
+
+
+def _launches(ctx) -> dict[str, list[list[str]]]:
+    """Kernel simple name -> argument texts (whitespace and named casts removed) per launch:
+    `k<<<...>>>(args)`, `hipLaunchKernelGGL(k, grid, block, shmem, stream, args...)`,
+    `LaunchKernel(...)(k, args...)` and `cudaLaunchKernelEx(&config, k, args...)`."""
+    facts = ctx.facts
+    out: dict[str, list[list[str]]] = {}
+
+    def add(fn, arglist, skip):
+        if fn is None or arglist is None:
+            return
+        name = _simple(fn)
+        if name:
+            out.setdefault(name, []).append(_argument_texts(arglist, skip))
+
+    for call in facts.launch_sites:
+        add(call.child_by_field_name("function"), call.child_by_field_name("arguments"), 0)
+    text = ctx.normalized.data
+    for api, first in (("hipLaunchKernelGGL", 0), ("cudaLaunchKernelEx", 1)):
+        if api.encode() not in text:
+            continue
+        for call in facts.calls_named(api.encode()):
+            arglist = call.child_by_field_name("arguments")
+            args = [c for c in arglist.named_children if c.type != "comment"] if arglist else []
+            if len(args) > first:
+                skip = first + (5 if api == "hipLaunchKernelGGL" else 1)
+                add(args[first], arglist, skip)
+    if b"LaunchKernel" in text:
+        for call in facts.calls_named(b"LaunchKernel"):
+            launch = facts.parent(call)
+            if launch is None or launch.type != "call_expression":
+                continue
+            if not _is_field(launch, "function", call):
+                continue
+            arglist = launch.child_by_field_name("arguments")
+            args = [c for c in arglist.named_children if c.type != "comment"] if arglist else []
+            if args:
+                add(args[0], arglist, 1)
+    return out
+
+
+def _simple(fn) -> str:
+    node = fn
+    while node is not None and node.type in (
+        "qualified_identifier",
+        "template_function",
+        "parenthesized_expression",
+        "pointer_expression",
+    ):
+        if node.type in ("parenthesized_expression", "pointer_expression"):
+            named = [c for c in node.named_children if c.type != "comment"]
+            node = named[-1] if named else None
+        else:
+            node = node.child_by_field_name("name")
+    if node is None or node.type != "identifier":
+        return ""
+    return node.text.decode("utf-8", "replace")

@@ -1,14 +1,23 @@
-"""kernlint speed benchmark against ruff and cpplint on the real SGLang 0.5.23 tree.
+"""kernlint speed benchmark against ruff and cpplint on the real SGLang 0.5.23 tree, or on any tree.
 
 Usage:
     python bench/run.py [--runs N] [--sglang DIR] [--skip-cpplint]
+    python bench/run.py --tree DIR [--tree DIR2 ...] [--runs N]
     python bench/run.py --smoke        # seconds-long CI smoke run on fixtures/, no targets checked
+    python bench/run.py --tree DIR --smoke   # one round on DIR, development interpreter, no targets
 
 Downloads the `sglang==0.5.23` wheel at run time (`pip download --no-deps`) unless --sglang
 points at an unpacked `sglang` package directory. Commands run side by side, alternating, with
 one warm-up each, the order rotating each round, median of --runs rounds (>= 3, default 9);
 against cpplint (about 30 s a run) 3 rounds, with --runs kernlint runs in each. Prints a table
 and the ratios against the targets.
+
+With --tree, each tree (an SGLang checkout, FlashInfer's sources, the wheel) gets one table:
+kernlint's default rules and `--select ALL --preview`, cold (`--no-cache`), ruff's
+`check --no-cache --select E,F` and the development interpreter side by side in one rotation,
+then a warm re-run; wall time (median, fastest and slowest sample), CPU time (user + system of
+the command and its workers, median) and peak RSS (the largest process, worst sample). Targets:
+default rules <= 1.0x ruff, ALL --preview <= 2x the default rules.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from rotation import in_rotation  # noqa: E402
 KERNLINT = [sys.executable, "-m", "kernlint"]
 TARGETS = {
     "tree_ratio_ruff": 1.0,
+    "all_ratio_default": 2.0,
     "jit_ratio_cpplint": 0.02,
     "one_file_s": 0.15,
     "warm_s": 0.3,
@@ -140,10 +150,29 @@ def sglang_tree(given: str | None) -> str:
     return pkg
 
 
-def timed(cmd, cwd) -> float:
+class Sample(float):
+    """One run's wall time in seconds (a float), with its CPU time (user + system of the
+    command and the workers it waited for) and peak RSS in MB (its largest process); None
+    where the platform does not say."""
+
+    def __new__(cls, wall: float, cpu: float | None = None, rss_mb: float | None = None):
+        value = super().__new__(cls, wall)
+        value.cpu, value.rss_mb = cpu, rss_mb
+        return value
+
+
+def timed(cmd, cwd) -> Sample:
     t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not hasattr(os, "wait4"):
+        proc.wait()
+        return Sample(time.perf_counter() - t0)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    # (ru_maxrss: kilobytes on Linux, bytes on macOS)
+    rss = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+    return Sample(wall, usage.ru_utime + usage.ru_stime, rss)
 
 
 def peak_rss_mb(cmd, cwd) -> float | None:
@@ -168,16 +197,134 @@ def side_by_side(
     for key in in_rotation(cmds, runs):
         for _ in range((per_round or {}).get(key, 1)):
             samples[key].append(timed(cmds[key], cwd))
-    return {k: Timing(statistics.median(v), min(v), max(v)) for k, v in samples.items()}
+    return {k: Timing.of(v) for k, v in samples.items()}
 
 
 class Timing(float):
-    """A median wall time (a float), with the fastest and slowest sample it came from."""
+    """A median wall time (a float), with the fastest and slowest sample it came from, the
+    median CPU time and the largest peak RSS (MB) of the samples (None where not measured)."""
 
-    def __new__(cls, median: float, lo: float, hi: float):
+    def __new__(cls, median: float, lo: float, hi: float, cpu=None, rss_mb=None):
         value = super().__new__(cls, median)
-        value.lo, value.hi = lo, hi
+        value.lo, value.hi, value.cpu, value.rss_mb = lo, hi, cpu, rss_mb
         return value
+
+    @classmethod
+    def of(cls, samples) -> Timing:
+        cpus = [s.cpu for s in samples if getattr(s, "cpu", None) is not None]
+        rss = [s.rss_mb for s in samples if getattr(s, "rss_mb", None) is not None]
+        return cls(
+            statistics.median(samples),
+            min(samples),
+            max(samples),
+            statistics.median(cpus) if cpus else None,
+            max(rss) if rss else None,
+        )
+
+
+def tool_version(cmd) -> str:
+    try:
+        out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    return (out.stdout.strip() or out.stderr.strip() or "?").splitlines()[0]
+
+
+def checkout() -> str:
+    """The checkout's commit, and whether files differ from it (what a table was taken on)."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "checkout: not a git checkout"
+    return f"commit {head}" + (" with uncommitted changes" if dirty else "")
+
+
+def files_line(kl, tree) -> str:
+    """kernlint's own count of the tree's files (`--statistics`: checked, parsed, generated)."""
+    out = subprocess.run(
+        [*kl, "check", ".", "--no-cache", "--exit-zero", "--statistics"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    ).stdout
+    found = [line for line in out.splitlines() if line.startswith("Files:")]
+    return found[-1] if found else "Files: (not reported)"
+
+
+def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) -> dict:
+    """Time kernlint (default rules and `--select ALL --preview`), ruff E,F and the
+    development interpreter side by side on `tree`, print the table and the target ratios.
+    Returns the timings by key ("default", "all", "ruff", "dev", "warm")."""
+    cold = ["--no-cache", "-q", "--exit-zero"]
+    cmds = {
+        "default": [*kl, "check", ".", *cold],
+        "all": [*kl, "check", ".", *cold, "--select", "ALL", "--preview"],
+    }
+    ruff = shutil.which("ruff")
+    if ruff is not None:
+        cmds["ruff"] = [ruff, "check", "--no-cache", "--select", "E,F", "-q", "--exit-zero", "."]
+    if dev:
+        cmds["dev"] = [*dev, "check", ".", *cold]
+    got = side_by_side(cmds, tree, runs)
+    cache_dir = tempfile.mkdtemp(prefix="kernlint-bench-cache-")
+    try:
+        warm_cmd = [*kl, "check", ".", "--cache-dir", cache_dir, "-q", "--exit-zero"]
+        got["warm"] = side_by_side({"warm": warm_cmd}, tree, runs)["warm"]
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+
+    labels = {
+        "default": "kernlint check --no-cache .",
+        "all": "kernlint check --no-cache --select ALL --preview .",
+        "ruff": "ruff check --no-cache --select E,F .",
+        "dev": "the same as the first, development interpreter",
+        "warm": "kernlint check . (warm cache, unchanged)",
+    }
+    print(f"tree: {os.path.abspath(tree)}")
+    print(f"  {files_line(kl, tree)}")
+    print(
+        f"  {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, median of {runs} round(s) "
+        f"after a warm-up; kernlint {how}; {tool_version(kl)} ({checkout()})"
+        + (f"; {tool_version([ruff])}" if ruff else "; ruff not found")
+    )
+    print(
+        f"  {'command':<52} {'wall s':>7} {'(fastest to slowest)':>22} {'CPU s':>7} {'RSS MB':>7}"
+    )
+    for key in ("default", "all", "ruff", "dev", "warm"):
+        if key not in got:
+            continue
+        t = got[key]
+        cpu = f"{t.cpu:.2f}" if t.cpu is not None else "-"
+        rss = f"{t.rss_mb:.0f}" if t.rss_mb is not None else "-"
+        spread = f"({t.lo:.3f} to {t.hi:.3f})"
+        print(f"  {labels[key]:<52} {t:>7.3f} {spread:>22} {cpu:>7} {rss:>7}")
+    checks = []
+    if "ruff" in got:
+        checks.append(("default rules / ruff E,F", got["default"] / got["ruff"], "tree_ratio_ruff"))
+    checks.append(
+        ("ALL --preview / default rules", got["all"] / got["default"], "all_ratio_default")
+    )
+    for name, value, target in checks:
+        limit = TARGETS[target]
+        verdict = "not judged (smoke)" if smoke else ("ok" if value <= limit else "MISSED")
+        print(f"  {name:<32} {value:>7.3f}x  target <= {limit}x  {verdict}")
+    if "dev" in got and "ruff" in got:
+        print(f"  {'(development interpreter / ruff)':<32} {got['dev'] / got['ruff']:>7.3f}x")
+    print()
+    return got
 
 
 def main() -> int:
@@ -188,7 +335,38 @@ def main() -> int:
     ap.add_argument("--sglang", help="an unpacked sglang package directory")
     ap.add_argument("--skip-cpplint", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="quick run on fixtures/, no targets")
+    ap.add_argument(
+        "--tree",
+        action="append",
+        metavar="DIR",
+        help="time kernlint (default rules, ALL --preview) and ruff on this tree (repeatable)",
+    )
     args = ap.parse_args()
+
+    if args.tree:
+        for tree in args.tree:
+            if not os.path.isdir(tree):
+                print(f"error: --tree {tree}: not a directory", file=sys.stderr)
+                return 2
+        if args.smoke:  # one round, the development interpreter, no targets judged
+            for tree in args.tree:
+                tree_report(tree, KERNLINT, "development interpreter", None, 1, smoke=True)
+            return 0
+        try:
+            byte_compile(
+                sys.executable, os.path.join(ROOT, "kernlint"), os.path.join(ROOT, "rules")
+            )
+        except subprocess.CalledProcessError:
+            pass
+        workdir = tempfile.mkdtemp(prefix="kernlint-bench-")
+        try:
+            kl, how = installed_kernlint(workdir)
+            dev = KERNLINT if kl is not KERNLINT else None
+            for tree in args.tree:
+                tree_report(tree, kl, how, dev, max(3, args.runs))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return 0
 
     if args.smoke:
         fixtures = os.path.join(ROOT, "fixtures")

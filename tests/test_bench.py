@@ -1,9 +1,11 @@
-"""The speed benchmark's own machinery (bench/run.py): what it times must be kernlint."""
+"""The speed benchmarks' own machinery (bench/run.py, bench/tree_growth.py): what they time must
+be kernlint, on the tree asked for."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 
@@ -80,3 +82,129 @@ def test_side_by_side_rotates_the_order_and_takes_medians(monkeypatch):
     assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]
     assert (out["a"], out["a"].lo, out["a"].hi) == (2.0, 1.0, 3.0)
     assert (out["b"], out["b"].lo, out["b"].hi) == (5.0, 4.0, 6.0)
+
+
+@pytest.mark.skipif(not hasattr(os, "wait4"), reason="CPU time and RSS come from wait4")
+def test_timed_reports_cpu_time_and_peak_rss():
+    """A run's CPU time and peak RSS are the command's own: a child that spins for 0.3 s of
+    CPU and writes 80 MB."""
+    bench = _bench()
+    code = (
+        "import time\nb = b'x' * (80 << 20)\nt = time.process_time()\n"
+        "while time.process_time() - t < 0.3:\n    pass\n"
+    )
+    sample = bench.timed([sys.executable, "-c", code], ROOT)
+    assert sample >= 0.3 and sample.cpu >= 0.3
+    assert sample.rss_mb >= 80
+    idle = bench.timed([sys.executable, "-c", "pass"], ROOT)
+    assert idle.cpu < sample.cpu and idle.rss_mb < sample.rss_mb
+
+
+def test_timing_takes_the_median_cpu_and_the_worst_rss():
+    bench = _bench()
+    samples = [
+        bench.Sample(1.0, 2.0, 50.0),
+        bench.Sample(3.0, 1.0, 70.0),
+        bench.Sample(2.0, 4.0, 60.0),
+    ]
+    t = bench.Timing.of(samples)
+    assert (t, t.lo, t.hi, t.cpu, t.rss_mb) == (2.0, 1.0, 3.0, 2.0, 70.0)
+    plain = bench.Timing.of([1.0, 2.0, 3.0])  # (samples without CPU or RSS: none reported)
+    assert plain == 2.0 and plain.cpu is None and plain.rss_mb is None
+
+
+def _tiny_tree(path):
+    (path / "pkg").mkdir(parents=True)
+    (path / "pkg" / "a.py").write_text("import os\n\nx = 1\n")
+    (path / "pkg" / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    return path
+
+
+def test_tree_smoke_times_kernlint_and_ruff_on_the_tree(tmp_path):
+    """`--tree DIR --smoke`: kernlint (default rules, ALL --preview) and ruff, side by side on
+    DIR; the file count is kernlint's own, from DIR."""
+    tree = _tiny_tree(tmp_path / "t")
+    p = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--tree", str(tree), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert f"tree: {tree}" in out
+    assert "Files: 2 checked" in out
+    assert "kernlint check --no-cache --select ALL --preview ." in out
+    assert "ALL --preview / default rules" in out and "not judged (smoke)" in out
+    assert "kernlint check . (warm cache, unchanged)" in out
+    if shutil.which("ruff"):
+        assert "ruff check --no-cache --select E,F ." in out
+        assert "default rules / ruff E,F" in out
+    assert not list(tree.rglob(".kernlint_cache")), "a cold run wrote a cache into the tree"
+
+
+def test_tree_that_is_not_a_directory_is_a_usage_error(tmp_path):
+    p = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--tree", str(tmp_path / "no")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and "not a directory" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def _growth():
+    spec = importlib.util.spec_from_file_location(
+        "bench_tree_growth", os.path.join(ROOT, "bench", "tree_growth.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_growth_trees_are_renamed_copies(tmp_path):
+    growth = _growth()
+    src = _tiny_tree(tmp_path / "src")
+    (src / "README.md").write_text("not a source file\n")
+    files, size = growth.build(str(src), str(tmp_path / "out"), 3)
+    assert files == 6 and size == 3 * (len("import os\n\nx = 1\n") + 45)
+    for k in range(3):
+        copy = tmp_path / "out" / f"copy_{k}"
+        assert (copy / "pkg" / "a.py").read_bytes() == (src / "pkg" / "a.py").read_bytes()
+        assert (copy / "README.md").exists()
+    assert not (tmp_path / "out" / "copy_3").exists()
+    # Hard links where possible: the same bytes, nothing copied.
+    a = os.stat(src / "pkg" / "a.py")
+    b = os.stat(tmp_path / "out" / "copy_1" / "pkg" / "a.py")
+    assert (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def test_growth_quick_run_prints_both_sizes_and_cleans_up(tmp_path):
+    tree = _tiny_tree(tmp_path / "t")
+    p = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "bench", "tree_growth.py"),
+            "--tree",
+            str(tree),
+            "--quick",
+            "--runs",
+            "1",
+            "--dev",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = {
+        line.split()[0]: line.split()
+        for line in p.stdout.splitlines()
+        if line[:5].strip() in ("1x", "2x")
+    }
+    assert rows["1x"][1] == "2" and rows["2x"][1] == "4"  # source files: the tree doubled
+    assert len(rows["2x"]) == 9 and float(rows["2x"][4]) > 0  # wall, CPU and RSS ratios
+    base = p.stdout.split("(trees built in ")[1].split(" under ")[1].split(",")[0]
+    assert not os.path.exists(base), "the generated trees are removed"

@@ -65,7 +65,8 @@ def plain_python(n: int) -> dict[str, bytes]:
             b"    return {k: v for k, v in zip(z, z)}, y\n\n\n"
             b"class C%d:\n"
             b"    def m(self, a):\n"
-            b"        import aiter.x  # ungated: a PY001 finding\n"
+            b"        if a:  # (a function choosing its path: the default policy judges it)\n"
+            b"            import aiter.x  # ungated: a PY001 finding\n"
             b"        return a + %d\n\n\n" % (i, i, i, i, i)
         )
     return {"plain.py": b"".join(out)}

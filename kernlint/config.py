@@ -103,7 +103,7 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "jit-exempt-markers": bool,
     "generated-markers": bool,
 }
-AITER_IMPORT_POLICIES = ("lexical", "import-time")
+AITER_IMPORT_POLICIES = ("reachable", "lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
 
 
@@ -398,6 +398,11 @@ def import_time_policy(settings) -> bool:
     return getattr(settings, "aiter_import_policy", "") == "import-time"
 
 
+def reachable_policy(settings) -> bool:
+    """Do these settings choose the default `reachable` policy of ungated-aiter-import?"""
+    return getattr(settings, "aiter_import_policy", "reachable") == "reachable"
+
+
 class Settings:
     """Effective settings for the files governed by one config file (plus CLI overrides)."""
 
@@ -409,7 +414,7 @@ class Settings:
             overrides.preview if overrides.preview is not None else v.get("preview", False)
         )
         self.respect_gitignore = v.get("respect-gitignore", True)
-        self.aiter_import_policy = v.get("aiter-import-policy", "lexical")
+        self.aiter_import_policy = v.get("aiter-import-policy", "reachable")
         self.max_file_size = v.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
         # Files under the JIT roots that are not JIT code (kernlint.jitscope) are exempt.
         self.jit_exempt_markers = v.get("jit-exempt-markers", True)

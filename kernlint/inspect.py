@@ -726,9 +726,16 @@ def _inspect_python(ctx, registry) -> dict:
     facts = ctx.facts
     from .config import import_time_policy
 
-    out["aiter_import_policy"] = "import-time" if import_time_policy(ctx.settings) else "lexical"
+    policy = getattr(ctx.settings, "aiter_import_policy", "reachable")
+    out["aiter_import_policy"] = "import-time" if import_time_policy(ctx.settings) else policy
     out["aiter_gates"] = sorted(facts.guards.gates)
     out["aiter_imports"] = [_aiter_import(ctx, n, m, findings) for n, m in facts.aiter_imports]
+    if policy == "reachable":
+        from .python.aiter_reach import explain
+
+        verdicts = explain(ctx, reasons=True)[1]  # (one per aiter import, in order)
+        for item, (_node, _name, v, why) in zip(out["aiter_imports"], verdicts, strict=True):
+            item["reachable"] = f"reported: runs on {v.where()}" if v is not None else why
     out["load_jit_calls"] = _load_jit(ctx, findings)
     out["ci_registrations"] = _ci_registrations(ctx, findings)
     out["unparsed"] = []
@@ -1035,6 +1042,8 @@ def _text_python(r, lines) -> None:
         )
         for c in a["conditions"]:
             lines.append(f"      holds: {c['condition']}  [{c['kind']}]")
+        if a.get("reachable"):
+            lines.append(f"      reachable policy: {a['reachable']}")
     lines.append(f"load_jit calls ({len(r['load_jit_calls'])}):")
     for j in r["load_jit_calls"]:
         name = f'"{j["module_name"]}"' if j["module_name"] is not None else "(name not a literal)"

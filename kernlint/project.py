@@ -444,9 +444,14 @@ def _finding(node, message: str) -> tuple[int, int, int, int, str]:
 
 
 def aiter_fingerprint(abspath: str) -> str:
+    """What a Python file's ungated-aiter-import findings depend on beyond its bytes: its
+    import-time findings, and its module's standing in the `reachable` import graph."""
+    from .aiter_graph import fingerprint as reachable_fingerprint
+
     items = _AITER_FINDINGS.get(abspath, [])
+    graph = reachable_fingerprint(abspath)
     if not items:
-        return "-"
+        return "-|" + graph
     import hashlib
 
-    return hashlib.sha256(repr(items).encode()).hexdigest()[:12]
+    return hashlib.sha256(repr(items).encode()).hexdigest()[:12] + "|" + graph

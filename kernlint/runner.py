@@ -250,6 +250,12 @@ def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None
     if _uses_import_time_policy(candidates, python, resolver):
         aiter = collect_aiter_import_time([candidates[k].abspath for k in python])
     set_aiter_findings(aiter)
+    from .aiter_graph import collect as collect_aiter_reachability
+
+    collect_aiter_reachability(
+        [candidates[k].abspath for k in python if _reachable_policy(candidates[k], resolver)],
+        keys=cache is not None,
+    )
 
 
 def _uses_import_time_policy(candidates, python, resolver) -> bool:
@@ -269,6 +275,13 @@ def _import_time_policy(cand, resolver) -> bool:
     if not import_time_policy(settings):
         return False
     return _rule_facts(settings.rules_for(cand.abspath), "python")[2]
+
+
+def _reachable_policy(cand, resolver) -> bool:
+    from .config import reachable_policy
+
+    settings = resolver.for_file(cand.abspath)
+    return reachable_policy(settings) and _rule_facts(settings.rules_for(cand.abspath), "python")[2]
 
 
 def _stat(path: str):

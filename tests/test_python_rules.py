@@ -44,6 +44,7 @@ def _findings(proc):
 
 def test_lexical_policy_reports_every_ungated_import(tmp_path):
     _write(tmp_path, PACKAGE)
+    (tmp_path / "kernlint.toml").write_text('aiter-import-policy = "lexical"\n')
     p = run(
         "check", "pkg", "--select", "PY001", "--output-format", "json", "--no-cache", cwd=tmp_path
     )

@@ -127,6 +127,8 @@ def test_engine_falls_back_to_the_whole_file(tmp_path, monkeypatch):
 
     body = "def f():\n    x = [\n1]\n    return x\n\n\ndef g():\n    from aiter import y\n"
     (tmp_path / "m.py").write_text(body + "\n" * 10 + "# " + "x" * 9000 + "\n")
+    # (the lexical policy reports g's import, which has no condition of its own)
+    (tmp_path / "kernlint.toml").write_text('aiter-import-policy = "lexical"\n')
     p = run("check", "m.py", "--select", "PY001", "--no-cache", cwd=tmp_path)
     assert "m.py:8:5: PY001" in p.stdout, p.stdout
 
@@ -179,7 +181,7 @@ def test_real_tree_gives_the_same_findings_from_skeletons(tmp_path_factory, monk
     root = sglang_root(tmp_path_factory)
     whole = _findings_by_cli(root, ["srt"], 10**12, monkeypatch)
     partial = _findings_by_cli(root, ["srt"], 0, monkeypatch)
-    assert len(whole) > 50
+    assert len(whole) > 10  # (the default rules' findings under srt: enough to compare)
     assert partial == whole
 
 

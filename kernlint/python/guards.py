@@ -520,7 +520,8 @@ class Guards:
         return None if unknown is not None else True
 
     def in_import_guard(self, node) -> bool:
-        """Inside `try:` whose handlers catch ImportError (or ModuleNotFoundError)."""
+        """Inside `try:` whose handlers catch ImportError (ModuleNotFoundError, or a superclass:
+        Exception, BaseException, a bare `except:`)."""
         return self.in_try_catching(node, _IMPORT_ERRORS)
 
     def in_try_catching(self, node, names: frozenset[str]) -> bool:
@@ -760,4 +761,5 @@ def module_level(tree):
                 stack.append([child_block, 0, lits, g])
 
 
-_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+# A handler catching any of these catches a failed import (the superclasses of ImportError).
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})

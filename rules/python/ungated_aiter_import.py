@@ -1,35 +1,93 @@
-"""Reports aiter imports that are not gated by `_use_aiter`.
+"""Reports aiter imports that can run where aiter is not enabled, on a path that did not
+select aiter.
 
 ## What it does
-Reports `import aiter...`, `from aiter... import ...`, `importlib.import_module("aiter...")`
-and `__import__("aiter...")` unless the import sits lexically inside a branch that runs only
-when the aiter flag is true, at module or function level:
+Looks at `import aiter...`, `from aiter... import ...`, `importlib.import_module("aiter...")`
+and `__import__("aiter...")`, and asks: can this import run on a machine where aiter is not
+enabled (CUDA, or ROCm with `SGLANG_USE_AITER` off or aiter not installed), on a path that
+did not choose aiter? `aiter-import-policy` (in `kernlint.toml` or `[tool.kernlint]`) picks how
+that is answered.
 
-* `if _use_aiter:`, `if _use_aiter and X:`, `elif _use_aiter:`, the `else:` of
-  `if not _use_aiter:`, nested ifs, `_use_aiter and f()`, and the code after an early exit
-  `if not _use_aiter: return` in the same block;
-* the same with a derived gate: a module-level name assigned from an expression that implies
-  `_use_aiter` or reads `SGLANG_USE_AITER` (`_use_aiter_gfx95 = _use_aiter and is_gfx95()`).
+### `reachable` (the default)
+Conditions are evaluated on two machines, CUDA and ROCm without aiter. An import is reported
+when at least one of them reaches it:
 
-How the six patterns found in SGLang 0.5.23 (190 aiter imports) are treated:
+* Aiter gates (`_use_aiter`, `_use_aiter_*`, `USE_AITER*`, names derived from them or from
+  `SGLANG_USE_AITER`) are false there. So is a condition that names aiter: the aiter path was
+  chosen (SGLang's MoE-runner `get_moe_runner_backend().is_aiter()` branch in `fp8.py`, a
+  `backend == "aiter_sparse"` decode branch, weights flagged `aiter_bpreshuffled`).
+* A `try:` whose handler catches ImportError or a superclass (`except Exception:`,
+  `BaseException`, a bare `except:`) is a guard: SGLang's mHC and VAE helpers import aiter in
+  `try:` ... `except Exception: log and fall back`.
+* Environment switches take their declared default: `get_bool_env_var("X")` is off unless its
+  `default` says otherwise, `envs.X.get()` has the default of `X = EnvBool(...)` in the package
+  the file imports `envs` from. A switch that is off by default is an explicit choice, so what
+  it guards is not reported (`elif envs.SGLANG_OPT_USE_AITER_INDEXER.get():` in the DSV4
+  indexer, the HIP int4-weight path behind `SGLANG_INT4_WEIGHT`, grouped with `_use_aiter` in
+  `if _use_aiter or _use_hip_int4:`). A switch that is on by default holds, and so does its
+  negation (turning it off selects nothing): `if _is_hip and
+  envs.SGLANG_OPT_USE_AITER_MHC_PRE.get():` in DeepSeek-V4's `hc_pre` is reported, that switch
+  is on by default and does not read `SGLANG_USE_AITER`. Where the default is not known (the
+  package declaring it is not in the run) a path open only if the switch is on stays silent.
+* An availability probe is false: a name bound by an aiter import inside such a `try:`, or
+  a value a function returns when aiter imports (`cu_count > 0` where the helper returns 0 on
+  ImportError, as in the gfx95 MXFP8 GEMM).
+* `_is_hip`/`is_hip()`/`_is_rocm` hold on ROCm only, `_is_cuda` on CUDA only, `_is_npu` and
+  the other platforms on neither, `gfx` architecture checks are false on CUDA, `TYPE_CHECKING`
+  is false, `@unittest.skipIf(not _use_aiter, ...)` applies to the test class it decorates.
+  Other conditions (`if self.use_fused_clamp_act_mul:`, shape checks) may hold.
 
-| pattern | default (`lexical`) | `import-time` |
-|---|---|---|
-| under `_use_aiter` or a derived gate | fine | fine |
-| under `_is_hip` only | reported: ROCm without aiter enabled still imports it | fine (never runs on CUDA) |
-| function-local, no guard | reported | fine (does not run at import) |
-| module level in an aiter-only module | reported | reported only where the CUDA path imports that module |
-| under another condition (`if use_fp8_kernel:`) | reported | fine unless it runs on CUDA |
-| in `try:` / `except ImportError:` | fine: the CUDA path cannot break | fine |
+Where the import sits then decides:
 
-`aiter-import-policy = "import-time"` (in `kernlint.toml` or `[tool.kernlint]`) reports only
-imports that execute when a module is imported on a CUDA machine (`_is_hip` false,
-`SGLANG_USE_AITER` unset): module-level aiter imports in a package `__init__.py`, and every
-module-level import (on the CUDA path) of a module of the checked tree that itself imports aiter
-at import time, directly or through such imports. An aiter-only backend module is fine as long
-as nothing imports it unguarded; the finding sits on the unguarded import that pulls it in.
-Conditions the analysis cannot decide on CUDA (a flag read from a config) count as "may not
-run": the import-time policy stays silent there.
+* Module level, in a module of a package: reported when the module is loaded on such a path.
+  The imports of the module are found in its whole package on disk (whatever subset of files
+  is checked): it is aiter-only when every import of it is guarded (as above) or sits in an
+  aiter-only module (`rocm_linear_utils.py` and `rocm_mxfp4_utils.py`, imported only under
+  `if _use_aiter:`/`if _use_aiter_gfx95:`; the in-tree FlyDSL kernel packages and
+  `unified_attention_3d_mtp.py`, imported only inside `try:`/`except ImportError`). A module
+  nothing in the package imports (a model loaded by the registry, an entry point) is loaded
+  anyway, unless its name says aiter (the multimodal `backends/aiter.py`, loaded by a
+  class-path string when that backend is chosen). The finding names the importer: the Quark
+  MXFP4 schemes import aiter under `if _is_hip:` and `quantization/__init__` imports them at
+  start-up, so every ROCm machine without aiter fails to start; `all_reduce_mhc_hip.py`
+  imports aiter unguarded and DeepSeek-V4's fused mHC module imports it under `if _is_hip:`.
+* In a script (a file outside any package: benchmarks, tests, tools) running the file is the
+  path: module-level imports are reported unless the file is a test registered for AMD CI
+  only (`register_amd_ci(...)` and no other `register_*_ci(...)`).
+* In a function: reported when the function itself chooses the path to it (an `if`, `elif`,
+  `else`, early exit or `a if c else b` of its own; lazy-initialization and probe tests aside):
+  the DSA indexer's `if _is_hip:` branch to aiter's `fp8_mqa_logits`. Not reported: a wrapper
+  with no condition of its own (`aiter_paged_mqa_logits`, the FP4-indexer adapters, an
+  aiter-tuning step): its caller chooses, which the analysis cannot see; a function, a class
+  around it or a package module named for aiter (`forward_aiter`, `AiterRunnerCore`,
+  `moe_runner/aiter.py`); a function that already imports aiter, or an aiter-named module,
+  unconditionally before (a Quark MoE `apply_weights` that starts by importing the AITER
+  runner's types); any function of an aiter-only module.
+
+Known misses (deliberate): an unconditioned function-local import in a helper that non-aiter
+code calls (SGLang 0.5.23's Triton paged-decode `_cu_count()` asks aiter for the CU count); a
+module imported only by name (`importlib.import_module`, class-path strings) counts as nothing
+imports it; a chain of more than 6 unguarded imports counts as reachable; `self.x` flags are
+not followed to their assignment (a condition on them may hold, on both machines).
+
+### `lexical`
+`aiter-import-policy = "lexical"` reports every import that does not sit lexically inside a
+branch that runs only when the aiter flag is true, at module or function level: `if
+_use_aiter:`, `if _use_aiter and X:`, `elif _use_aiter:`, the `else:` of `if not _use_aiter:`,
+nested ifs, `_use_aiter and f()`, the code after `if not _use_aiter: return`, derived gates, or
+a `try:` catching ImportError (or a superclass). This is the guide's letter: on SGLang it also
+reports aiter-only backends, wrappers and AMD-only tests (precision 24% to 45% on the reviewed
+SGLang corpora, against 100% for `reachable`).
+
+### `import-time`
+`aiter-import-policy = "import-time"` reports only imports that execute when a module is
+imported on a CUDA machine (`_is_hip` false, `SGLANG_USE_AITER` unset): module-level aiter
+imports in a package `__init__.py`, and every module-level import (on the CUDA path) of a
+module of the checked tree that itself imports aiter at import time, directly or through such
+imports; the finding sits on the unguarded import that pulls it in (the FlyDSL package
+`__init__` files of 0.5.23). It does not look at ROCm without aiter: the Quark schemes'
+`if _is_hip:` imports are not reported. Conditions it cannot decide on CUDA count as "may not
+run".
 
 ## Why is this bad?
 On CUDA machines aiter is not installed: an unguarded import breaks every CUDA user of the
@@ -111,13 +169,21 @@ _AITER_IMPORT = re.compile(
 
 
 def check(ctx) -> None:
-    if import_time_policy(ctx.settings):
+    policy = getattr(ctx.settings, "aiter_import_policy", "reachable")
+    if policy == "import-time":
         _import_time(ctx)
         return
     if not _may_import_aiter(ctx.data):
         return  # cannot hold an aiter import: never parsed (the trigger found `aiter` already)
     if ctx.tree is None:
         return  # unparsable: the engine warns about it when a tree rule runs
+    if policy == "lexical":
+        _lexical(ctx)
+    else:
+        _reachable(ctx)
+
+
+def _lexical(ctx) -> None:
     facts = ctx.facts
     if not facts.aiter_imports:
         return
@@ -139,6 +205,74 @@ def check(ctx) -> None:
             *node_span(ctx, node),
             f"`{module}` import {why}: put it under `if _use_aiter:`",
         )
+
+
+def _reachable(ctx) -> None:
+    from kernlint.python.aiter_reach import explain
+
+    judge, verdicts = explain(ctx)
+    for node, name, v, _why in verdicts:
+        if v is None:
+            continue
+        if v.kind == "module":
+            message = _module_message(judge, name, v, v.detail)
+        else:
+            message = _function_message(judge, name, v)
+        ctx.report(*node_span(ctx, node), message)
+
+
+_FIX = "put it under `if _use_aiter:`"
+
+
+def _module_message(judge, name, v, evidence) -> str:
+    from kernlint.python.aiter_reach import holding
+
+    via = f" ({evidence})" if evidence else ""
+    where = v.where()
+    if v.first is None:
+        return f"`{name}` import runs whenever this module is imported, on {where}{via}: {_FIX}"
+    if v.hip:
+        return (
+            f"`{name}` import is under a HIP check only: it runs on {where} whenever this "
+            f"module is imported{via}: {_FIX}"
+        )
+    test, pol = v.first
+    return (
+        f"`{name}` import is under a condition that is not the aiter gate "
+        f"(`{holding(test, pol)}`{_defaults(judge, test)}): it runs on {where} when this "
+        f"module is imported{via}: {_FIX}"
+    )
+
+
+def _function_message(judge, name, v) -> str:
+    from kernlint.python.aiter_reach import holding
+
+    test, pol = v.first
+    cond = holding(test, pol)
+    if v.hip:
+        return (
+            f"`{name}` import in `{v.detail}` is under a HIP check only (`{cond}`): it runs on "
+            f"{v.where()}: {_FIX}"
+        )
+    return (
+        f"`{name}` import in `{v.detail}` runs on {v.where()} when `{cond}` holds"
+        f"{_defaults(judge, test)}, and nothing on its path selects aiter: {_FIX}"
+    )
+
+
+def _defaults(judge, test) -> str:
+    """`; X is on by default` for the environment switches of a condition that are on."""
+    import ast
+
+    on = []
+    for sub in ast.walk(test):
+        env = judge._env_read(sub) if isinstance(sub, ast.Call) else None
+        if env is not None and env[1] is True and env[0] not in on:
+            on.append(env[0])
+    if not on:
+        return ""
+    names = ", ".join(f"`{n}`" for n in on)
+    return f"; {names} {'is' if len(on) == 1 else 'are'} on by default"
 
 
 def _may_import_aiter(data: bytes) -> bool:

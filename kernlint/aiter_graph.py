@@ -1,0 +1,605 @@
+"""Which modules of a package are imported on a path that did not select aiter: the cross-file
+half of `ungated-aiter-import`'s default (`reachable`) policy.
+
+A module of a package (a file under a directory holding `__init__.py`, namespace directories
+below it included) is judged from the imports of it found anywhere in its package, read from
+disk whatever subset of files is being checked (so one file checked alone gets the same
+answer as the whole tree):
+
+* `aiter-only`: it is imported somewhere, and every import of it is guarded (an aiter gate, a
+  `try:` catching ImportError, a condition naming aiter, a switch off by default, a function
+  named for aiter or already importing aiter: the verdicts of `kernlint.python.aiter_reach`)
+  or sits in an aiter-only module. Nothing in it is reported. (A function that imports it
+  with no condition of its own is no guard: it loads the module whenever it is called.)
+* `reachable`: some unguarded import of it sits in a module that is itself reachable; the
+  evidence (the first importer) is named in the findings.
+* `root`: nothing in the package imports it (an entry point, a module loaded by a class-path
+  string, dead code). Its module-level aiter imports are reported unless the module is named
+  for aiter (`backends/aiter.py`, loaded only when the AITER backend is chosen).
+
+Files outside any package are scripts (benchmarks, tests, tools): nothing imports them.
+
+The search goes up from a module through unguarded imports, breadth first, and stops at the
+first reachable module; past 6 hops a module counts as reachable. An import statement at
+column 0 is an unconditional module-level import (found by its bytes, no parse); an indented
+one is judged on a skeleton of its file (parsed once per process). The answer for a module
+is a pure function of the package's files (no search uses another's result), so every
+process, in any order, gives the same findings and messages. Dynamic imports
+(`importlib.import_module`, class-path strings) are not followed: a module loaded only that way
+is a root.
+
+Environment defaults (`NAME = EnvBool(True)` in a class body, SGLang's `envs`) are read from
+the same package files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_left
+from collections import deque
+
+MAX_HOPS = 6
+MAX_FILE = 8 * 1024 * 1024  # larger files are not read for the import index
+
+_NAME = re.compile(rb"([\w.]+)(?:[ \t]+as[ \t]+\w+)?")
+_ENV_DEFAULT = re.compile(
+    rb"\n[ \t]+(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*Env(\w*)\([ \t]*"
+    rb"(True|False|None|-?\d+(?:\.\d*)?|\"[^\"\n]*\"|'[^'\n]*')[ \t]*[,)]"
+)
+_ENV_ANY = re.compile(rb"\n[ \t]+(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*Env\w*\(")
+AITER_WORD = re.compile(rb"aiter\b(?<=\baiter)")
+
+
+class Record:
+    """One import statement of a package file: where, whether indented, what it executes."""
+
+    __slots__ = ("file", "offset", "indented", "targets", "names", "verdict")
+
+    def __init__(self, file, offset, indented, targets, names=-1) -> None:
+        self.file = file
+        self.offset = offset
+        self.indented = indented
+        self.targets = targets  # the modules it names (`from X import ...`: X)
+        self.names = names  # `from X import a, b`: where `a, b` starts (maybe submodules)
+        self.verdict = None  # the site's Verdict, once judged (indented ones only)
+
+    def imports_submodule(self, name: str) -> bool:
+        """Does `from X import ...` name `name` (a submodule of X)?"""
+        if self.names < 0:
+            return False
+        data = self.file.data
+        end = data.find(b"\n", self.names)
+        end = len(data) if end < 0 else end
+        names = data[self.names : end]
+        if b"(" in names and b")" not in names:
+            close = data.find(b")", end)
+            names = data[self.names : close if close > 0 else end]
+        elif b"#" in names:
+            names = names.split(b"#", 1)[0]
+        return re.search(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b", names) is not None
+
+
+class PackageFile:
+    __slots__ = ("path", "module", "is_pkg", "data", "judge", "records")
+
+    def __init__(self, path, module, is_pkg, data) -> None:
+        self.path = path
+        self.module = module
+        self.is_pkg = is_pkg
+        self.data = data
+        self.judge = None  # (Judge, statements by line) once parsed
+        self.records: list = []
+
+
+# -- packages ---------------------------------------------------------------------------------
+_TOP: dict[str, str | None] = {}
+
+
+def top_package(directory: str) -> str | None:
+    """The outermost directory at or above `directory` holding `__init__.py` (the top-level
+    package a file there belongs to), or None."""
+    found = _TOP.get(directory, "")
+    if found != "":
+        return found
+    parent = os.path.dirname(directory)
+    above = top_package(parent) if parent and parent != directory else None
+    if above is None and os.path.isfile(os.path.join(directory, "__init__.py")):
+        above = directory
+    _TOP[directory] = above
+    return above
+
+
+def module_of(path: str, top: str) -> tuple[str, bool]:
+    """(dotted module name, is a package `__init__`) of a file under the top package `top`."""
+    parent = os.path.dirname(top)
+    if path.startswith(parent + os.sep):
+        rel = path[len(parent) + 1 :]
+    else:
+        rel = os.path.relpath(path, parent)
+    parts = rel[:-3].split(os.sep) if rel.endswith(".py") else rel.split(os.sep)
+    is_pkg = parts[-1] == "__init__"
+    if is_pkg:
+        parts = parts[:-1]
+    return ".".join(parts), is_pkg
+
+
+def _walk(top: str):
+    for directory, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                yield os.path.join(directory, name)
+
+
+def _resolve(spec: str, module: str, is_pkg: bool) -> str | None:
+    if not spec.startswith("."):
+        return spec
+    level = len(spec) - len(spec.lstrip("."))
+    rest = spec[level:]
+    base = module.split(".") if is_pkg else module.split(".")[:-1]
+    if level > 1:
+        if level - 1 > len(base):
+            return None
+        base = base[: len(base) - (level - 1)]
+    if not base:
+        return None
+    return ".".join(base + ([rest] if rest else []))
+
+
+def _patterns(top_name: bytes):
+    found = _PATTERNS.get(top_name)
+    if found is None:
+        word = re.escape(top_name)
+        found = _PATTERNS[top_name] = (
+            re.compile(rb"from[ \t]+(\.+[\w.]*|" + word + rb"(?:\.[\w.]*)?)[ \t]+import\b"),
+            re.compile(rb"import[ \t]+" + word + rb"\b"),
+        )
+    return found
+
+
+_PATTERNS: dict = {}
+
+
+def import_records(pf: PackageFile, top_name: bytes) -> list[Record]:
+    """The import statements of a file that can import a module of its package: `from .x
+    import y`, `from pkg.x import y`, `import pkg.x` (at a line's start, after indentation)."""
+    from .engine import contains
+
+    data = pf.data
+    out = []
+    rfind = data.rfind
+    from_pattern, import_pattern = _patterns(top_name)
+    top = top_name.decode()
+    module, is_pkg = pf.module, pf.is_pkg
+    for m in from_pattern.finditer(data):
+        p = m.start()
+        if p == 0 or data[p - 1] == 10:  # "\n": at column 0
+            ls = p
+        else:
+            ls = rfind(b"\n", 0, p) + 1
+            if data[ls:p].strip(b" \t"):
+                continue  # not at the start of a line
+        spec = m.group(1)
+        if spec[0] == 46:  # "."
+            base = _resolve(spec.decode("ascii", "replace"), module, is_pkg)
+            if base is None:
+                continue
+        else:
+            base = spec.decode("ascii", "replace")
+        out.append(Record(pf, ls, ls != p, (base,), m.end()))
+    if not (contains(data, b"import " + top_name) or contains(data, b"import\t")):
+        return out
+    find = data.find
+    for m in import_pattern.finditer(data):
+        p = m.start()
+        ls = rfind(b"\n", 0, p) + 1
+        if ls != p and data[ls:p].strip(b" \t"):
+            continue
+        end = find(b"\n", p)
+        rest = data[p + 6 : end if end >= 0 else len(data)]
+        targets = []
+        for nm in _NAME.finditer(rest.split(b"#", 1)[0].split(b";", 1)[0]):
+            word = nm.group(1).decode("ascii", "replace")
+            if word == top or word.startswith(top + "."):
+                targets.append(word)
+        if targets:
+            out.append(Record(pf, ls, ls != p, tuple(targets)))
+    return out
+
+
+def env_defaults_in(data: bytes) -> dict:
+    """`NAME = EnvBool(default)` (any `Env*` field) in class bodies: name -> default value,
+    or CANNOT where the default is an expression."""
+    from .python.aiter_reach import CANNOT
+
+    if b"Env" not in data:
+        return {}
+    out: dict = {}
+    for m in _ENV_ANY.finditer(data):
+        out[m.group(1).decode()] = CANNOT
+    for m in _ENV_DEFAULT.finditer(data):
+        raw = m.group(3).decode()
+        kind = m.group(2).decode()
+        if raw in ("True", "False", "None"):
+            value = {"True": True, "False": False, "None": None}[raw]
+        elif raw[0] in "\"'":
+            value = raw[1:-1]
+        else:
+            value = float(raw) if "." in raw else int(raw)
+        if kind.startswith("Bool") and isinstance(value, str):
+            value = value.lower() in ("true", "1", "yes", "y")
+        out[m.group(1).decode()] = value
+    return out
+
+
+class Package:
+    """The import index of one top-level package."""
+
+    def __init__(self, top: str, preloaded=None, complete: bool = False) -> None:
+        self.top = top
+        self.name = os.path.basename(top)
+        self.files: dict[str, PackageFile] = {}
+        self.by_module: dict[str, PackageFile] = {}
+        self.env: dict = {}
+        from .engine import contains, use_memmem
+
+        use_memmem()
+        records: list[Record] = []
+        top_name = self.name.encode()
+        for path in sorted(preloaded) if complete else _walk(top):
+            data = preloaded.get(path) if preloaded else None
+            if data is None:
+                try:
+                    if os.path.getsize(path) > MAX_FILE:
+                        continue
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+            module, is_pkg = module_of(path, top)
+            pf = PackageFile(path, module, is_pkg, data)
+            self.files[path] = pf
+            self.by_module[module] = pf
+            pf.records = import_records(pf, top_name)
+            records += pf.records
+            if contains(data, b"EnvBool("):
+                for k, v in env_defaults_in(data).items():
+                    self.env[k] = v
+        keyed = sorted(((t, i) for i, r in enumerate(records) for t in r.targets))
+        self._keys = [k for k, _ in keyed]
+        self._recs = [records[i] for _, i in keyed]
+        self._status: dict[str, tuple] = {}
+        self._sites: dict[str, list] = {}
+        self._cheap: dict[str, bool] = {}
+
+    def sites(self, module: str) -> list[Record]:
+        """Import statements that execute `module`, outside the module and its submodules:
+        those naming it or a submodule, and `from parent import module`."""
+        found = self._sites.get(module)
+        if found is not None:
+            return found
+        out = []
+        seen = set()
+        keys = self._keys
+        prefix = module + "."
+
+        def add(rec):
+            n = rec.file.module
+            if n == module or n.startswith(prefix) or id(rec) in seen:
+                return
+            seen.add(id(rec))
+            out.append(rec)
+
+        i = bisect_left(keys, module)
+        while i < len(keys) and (keys[i] == module or keys[i].startswith(prefix)):
+            add(self._recs[i])
+            i += 1
+        parent, _, last = module.rpartition(".")
+        if parent:
+            i = bisect_left(keys, parent)
+            while i < len(keys) and keys[i] == parent:
+                rec = self._recs[i]
+                i += 1
+                if rec.imports_submodule(last):
+                    add(rec)
+        out.sort(key=lambda r: (r.indented, r.file.module, r.offset))
+        self._sites[module] = out
+        return out
+
+    # -- judging an import site -------------------------------------------------------------
+    def site_open(self, rec: Record) -> bool:
+        """Can this import statement run on a path that did not select aiter?"""
+        if not rec.indented:
+            return True  # an unconditional module-level import
+        pf = rec.file
+        if pf.judge is None:
+            pf.judge = self._judge(pf)
+        judge, at_line = pf.judge
+        if judge is None:
+            return True  # unparsable: the file's own lint says so; count the import
+        line = pf.data.count(b"\n", 0, rec.offset) + 1
+        for stmt in at_line.get(line, ()):
+            import ast
+
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                v = rec.verdict = judge.verdict(stmt)
+                # (a function that imports the module without choosing a path of its own
+                # loads it whenever its caller runs it: that is no aiter selection)
+                return v.kind != "silent" or v.why == "caller"
+        return True
+
+    def _judge(self, pf: PackageFile):
+        import ast
+
+        from .python import parse
+        from .python.aiter_reach import Judge, envs_package
+        from .python.guards import Guards
+        from .python.skeleton import skeleton
+
+        data = pf.data
+        count = data.count
+        lines = {count(b"\n", 0, r.offset) + 1 for r in pf.records} or {1}
+        keep = {1} | lines
+        for m in AITER_WORD.finditer(data):
+            keep.add(count(b"\n", 0, m.start()) + 1)
+        tree = None
+        sk = skeleton(data, sorted(keep))
+        for candidate in ([sk] if sk is not None else []) + [data]:
+            try:
+                tree = parse(candidate, pf.path)
+                break
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+        if tree is None:
+            return None, {}
+        guards = Guards(tree)
+        at_line = guards.statements_at_lines(sorted(lines))
+        del ast
+        return Judge(tree, guards, env_for(envs_package(tree, pf.module)), pf.module), at_line
+
+    # -- module status ----------------------------------------------------------------------
+    def status(self, module: str) -> tuple:
+        """("reachable", evidence) / ("aiter-only", evidence) / ("root", "")."""
+        found = self._status.get(module)
+        if found is not None:
+            return found
+
+        first = self.sites(module)
+        if not first:
+            result = ("root", "", (0, 1))
+            self._status[module] = result
+            return result
+        # Unconditional module-level imports first (read from the bytes, no parse); only when
+        # they lead nowhere are the indented ones judged.
+        came: dict[str, tuple] = {}
+        witness = None
+        for cheap in (True, False):
+            came, witness = self._search(module, first, cheap)
+            if witness is not None:
+                break
+        if witness is None:
+            result = ("aiter-only", "every import of it is guarded or in an aiter-only module", ())
+            self._status[module] = result
+            return result
+        return self._reached(module, came, witness)
+
+    def _search(self, module, first, cheap):
+        """Breadth first up the unguarded imports of `module`: (the way each module was
+        reached, the first reachable module met, or None). `cheap`: through unconditional
+        module-level imports only (no parse). A pure function of the package's files: what
+        other searches found is not used, so the answer does not depend on the order of
+        the questions."""
+        queue = deque([(module, 0)])
+        came: dict[str, tuple] = {module: (None, None)}
+        while queue:
+            mod, depth = queue.popleft()
+            sites = first if mod == module else self.sites(mod)
+            if not sites and mod != module:
+                if not _aiter_named(mod):
+                    return came, mod  # a root: an entry point, or loaded by name
+                continue
+            if not cheap:
+                # the indented imports in modules reachable through unconditional imports
+                # first: the first of them that is open ends the search
+                sites = sorted(sites, key=lambda r: (r.indented, not self._cheaply(r.file.module)))
+            for rec in sites:
+                n = rec.file.module
+                if n in came:
+                    continue
+                if cheap and rec.indented:
+                    break  # (sorted: the indented ones come last)
+                if not self.site_open(rec):
+                    continue
+                came[n] = (mod, rec)
+                if depth + 1 >= MAX_HOPS or (not cheap and self._cheaply(n)):
+                    return came, n
+                queue.append((n, depth + 1))
+        return came, None
+
+    def _cheaply(self, module: str) -> bool:
+        """Is a module reachable through unconditional module-level imports alone?"""
+        found = self._cheap.get(module)
+        if found is None:
+            sites = self.sites(module)
+            if not sites:
+                found = not _aiter_named(module)
+            else:
+                found = self._search(module, sites, True)[1] is not None
+            self._cheap[module] = found
+        return found
+
+    def _reached(self, module, came, witness):
+        """The evidence for `module`: the import of it one step up the way found."""
+        n = witness
+        while True:
+            below, rec = came[n]
+            if below == module:
+                break
+            n = below
+        result = self._status[module] = self._evidence(n, rec)
+        return result
+
+    @staticmethod
+    def _evidence(importer, rec) -> tuple:
+        line = rec.file.data.count(b"\n", 0, rec.offset) + 1
+        v = rec.verdict
+        machines = (0, 1) if v is None or not v.machines else v.machines
+        if v is None:
+            how = "at import time"
+        elif v.kind == "function":
+            how = f"in `{v.detail}`"
+        elif v.kind == "silent":
+            how = "in a function"
+        else:
+            how = "at import time on " + v.where()
+        return ("reachable", f"`{importer}` imports it {how}, line {line}", machines)
+
+
+def _aiter_named(module: str) -> bool:
+    from .python.aiter_reach import names_aiter
+
+    return names_aiter(module.rsplit(".", 1)[-1])
+
+
+# -- the run's facts ----------------------------------------------------------------------------
+_PACKAGES: dict[str, Package] = {}
+_RUN_TOPS: list[str] = []  # the top-level packages of the run's Python files, sorted
+_AITER_FILES: set[str] = set()  # the run's Python files that name aiter (cache keys)
+_FINGERPRINT: list = []  # [the fingerprint], once computed
+_SOURCES: dict[str, dict[str, bytes]] = {}  # package -> the bytes read of its files
+_COMPLETE: set[str] = set()  # the packages all of whose files are in _SOURCES
+
+
+def reset() -> None:
+    _PACKAGES.clear()
+    _RUN_TOPS.clear()
+    _AITER_FILES.clear()
+    _FINGERPRINT.clear()
+    _SOURCES.clear()
+    _COMPLETE.clear()
+    _TOP.clear()
+
+
+def package_for(abspath: str) -> Package | None:
+    top = top_package(os.path.dirname(os.path.abspath(abspath)))
+    if top is None:
+        return None
+    return _package(top)
+
+
+def _package(top: str) -> Package:
+    pkg = _PACKAGES.get(top)
+    if pkg is None:
+        # (a package read whole for its fingerprint is indexed from those bytes, no file
+        # read again: the index is of the contents the fingerprint names)
+        pkg = _PACKAGES[top] = Package(top, _SOURCES.get(top), top in _COMPLETE)
+    return pkg
+
+
+def env_for(name: str | None) -> dict | None:
+    """The environment defaults declared in the package `name` (the one a file imports
+    `envs` from), where the run has it; None when it does not."""
+    if not name:
+        return None
+    for top in _RUN_TOPS + sorted(_PACKAGES):
+        if os.path.basename(top) == name:
+            return _package(top).env
+    return None
+
+
+def facts_for(abspath: str) -> tuple:
+    """(package module name or None, status) of a file: status as `Package.status`, or
+    ("script", "", machines) outside any package."""
+    pkg = package_for(abspath)
+    if pkg is None:
+        return None, ("script", "", (0, 1))
+    pf = pkg.files.get(os.path.abspath(abspath))
+    if pf is None:  # (not readable when the package was indexed)
+        module, _ = module_of(os.path.abspath(abspath), pkg.top)
+        return module, ("unknown", "", ())
+    return pf.module, pkg.status(pf.module)
+
+
+def collect(paths, keys: bool = False) -> None:
+    """Read, once per run, the packages of the Python files `paths` that name aiter (a
+    package none of whose checked files names aiter is not read). Without `keys` their
+    import index is built here, before the workers fork (they share it); modules are judged
+    when a file needs it, a pure function of the package's files (the same answer in any
+    process, in any order). `keys`: the cache needs `fingerprint`: the scripts are read too,
+    every package of the run is read (a script may read the `envs` of any), and the index is
+    built only where a file is linted (most are answered from the cache)."""
+    from .engine import contains, use_memmem
+
+    reset()
+    use_memmem()
+    by_top: dict[str, list[str]] = {}
+    scripts = []
+    for path in paths:
+        path = os.path.abspath(path)
+        top = top_package(os.path.dirname(path))
+        if top is None:
+            scripts.append(path)
+        else:
+            by_top.setdefault(top, []).append(path)
+    _RUN_TOPS.extend(sorted(by_top))
+
+    def read(path):
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        if contains(data, b"aiter") and AITER_WORD.search(data):
+            _AITER_FILES.add(path)
+        return data
+
+    for top in _RUN_TOPS:
+        loaded = _SOURCES[top] = {}
+        for path in by_top[top]:
+            data = read(path)
+            if data is not None:
+                loaded[path] = data
+    if keys:
+        for path in scripts:
+            read(path)
+    if not _AITER_FILES:
+        return
+    for top in _RUN_TOPS:
+        if keys or any(p in _AITER_FILES for p in by_top[top]):
+            if keys:
+                _complete(top)
+            else:
+                _package(top)
+
+
+def _complete(top: str) -> None:
+    """Read the files of a package that are not read yet (for its fingerprint)."""
+    loaded = _SOURCES.setdefault(top, {})
+    for path in _walk(top):
+        if path not in loaded:
+            try:
+                if os.path.getsize(path) > MAX_FILE:
+                    continue
+                with open(path, "rb") as fh:
+                    loaded[path] = fh.read()
+            except OSError:
+                continue
+    _COMPLETE.add(top)
+
+
+def fingerprint(abspath: str) -> str:
+    """What a file's findings depend on beyond its bytes: the contents of the run's packages
+    (for a file that names aiter; "-" for any other)."""
+    if os.path.abspath(abspath) not in _AITER_FILES:
+        return "-"
+    if not _FINGERPRINT:
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=12)
+        for top in _RUN_TOPS:
+            for path, data in sorted(_SOURCES.get(top, {}).items()):
+                h.update(path.encode("utf-8", "surrogateescape") + b"\0")
+                h.update(hashlib.blake2b(data, digest_size=12).digest())
+        _FINGERPRINT.append(h.hexdigest())
+    return _FINGERPRINT[0]

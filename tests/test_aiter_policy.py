@@ -1,0 +1,200 @@
+"""ungated-aiter-import's default `reachable` policy: the import graph of a package, read from
+disk whatever is checked; environment defaults; the cache; the same answers in any process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_support import run
+
+from kernlint import aiter_graph
+
+GATES = (
+    "from sglang.srt.utils import get_bool_env_var, is_hip\n"
+    "_is_hip = is_hip()\n"
+    '_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip\n'
+)
+
+PACKAGE = {
+    "pkg/__init__.py": "from pkg import layers\n",
+    "pkg/gates.py": GATES,
+    # loaded at start-up: pkg/__init__ -> pkg.layers -> pkg.quant
+    "pkg/layers.py": (
+        "from pkg import quant\n"
+        "from pkg.gates import _use_aiter\n"
+        "if _use_aiter:\n"
+        "    from pkg import rocm_utils\n"
+        "try:\n"
+        "    from pkg import flydsl\n"
+        "except ImportError:\n"
+        "    flydsl = None\n"
+        "\n\n"
+        "def lazy():\n"
+        "    from pkg import helper\n"
+        "    return helper\n"
+    ),
+    "pkg/quant.py": "from pkg.gates import _is_hip\nif _is_hip:\n    from aiter import shuffle\n",
+    # every import of these is guarded: aiter-only
+    "pkg/rocm_utils.py": "import aiter\n",
+    "pkg/flydsl/__init__.py": "from pkg.flydsl import kernels\n",
+    "pkg/flydsl/kernels.py": "from aiter import flydsl_op\n",
+    # imported by a function with no condition of its own: loaded whenever it is called
+    "pkg/helper.py": "from pkg.gates import _is_hip\nif _is_hip:\n    import aiter.ops\n",
+    # nothing imports these: loaded by name
+    "pkg/model.py": "import aiter.triton\n",
+    "pkg/backends/__init__.py": "",
+    "pkg/backends/aiter.py": "from aiter import mha_fwd\n",
+}
+
+
+def _write(root, files):
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _check(cwd, *paths, cache=False, extra=()):
+    args = ["check", *paths, "--select", "PY001", "--output-format", "json", *extra]
+    if not cache:
+        args.append("--no-cache")
+    p = run(*args, cwd=cwd)
+    assert p.returncode in (0, 1), p.stderr
+    assert "Traceback" not in p.stderr, p.stderr
+    return {(f["path"].replace("\\", "/"), f["line"]): f["message"] for f in json.loads(p.stdout)}
+
+
+def test_the_import_graph_decides_module_level_imports(tmp_path):
+    _write(tmp_path, PACKAGE)
+    got = _check(tmp_path, "pkg")
+    assert sorted(got) == [("pkg/helper.py", 3), ("pkg/model.py", 1), ("pkg/quant.py", 3)]
+    # the finding names the import that loads the module, and the machines it runs on
+    assert "`pkg.layers` imports it at import time, line 1" in got[("pkg/quant.py", 3)]
+    assert "under a HIP check only" in got[("pkg/quant.py", 3)]
+    assert "on ROCm without aiter enabled" in got[("pkg/quant.py", 3)]
+    assert "`pkg.layers` imports it in a function" in got[("pkg/helper.py", 3)]
+    assert "on CUDA and on ROCm" in got[("pkg/model.py", 1)]
+
+
+def test_one_file_checked_alone_gets_the_whole_package_answer(tmp_path):
+    _write(tmp_path, PACKAGE)
+    whole = _check(tmp_path, "pkg")
+    for rel in PACKAGE:
+        alone = _check(tmp_path, rel)
+        assert alone == {k: v for k, v in whole.items() if k[0] == rel}, rel
+
+
+def test_an_importer_gaining_a_gate_is_seen_through_the_cache(tmp_path):
+    _write(tmp_path, PACKAGE)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert ("pkg/quant.py", 3) in _check(tmp_path, "pkg", cache=True, extra=cache)
+    # quant.py's bytes do not change; its only importer now imports it under the aiter gate
+    (tmp_path / "pkg" / "layers.py").write_text(
+        PACKAGE["pkg/layers.py"].replace(
+            "from pkg import quant\nfrom pkg.gates import _use_aiter\n",
+            "from pkg.gates import _use_aiter\nif _use_aiter:\n    from pkg import quant\n",
+        )
+    )
+    again = _check(tmp_path, "pkg", cache=True, extra=cache)
+    assert ("pkg/quant.py", 3) not in again
+    assert again == _check(tmp_path, "pkg")
+
+
+ENVIRON = (
+    "class EnvBool:\n    def __init__(self, default):\n        self.default = default\n\n\n"
+    "class Envs:\n    ON = EnvBool(True)\n    OFF = EnvBool(False)\n    LATE = EnvBool(_f)\n\n\n"
+    "envs = Envs()\n"
+)
+USES_ENVS = (
+    "from pkg.environ import envs\n"
+    "from pkg.gates import _is_hip\n\n\n"
+    "def f(x):\n"
+    "    if _is_hip and envs.ON.get():\n"
+    "        from aiter import on\n"  # 7: on by default
+    "    if envs.OFF.get():\n"
+    "        from aiter import off\n"  # 9: an explicit opt-in
+    "    if _is_hip and envs.LATE.get():\n"
+    "        from aiter import late\n"  # 11: default not known: silent
+    "    if _is_hip and not envs.LATE.get():\n"
+    "        from aiter import not_late\n"  # 13: off or turned off: reported either way
+    "    if not envs.ON.get():\n"
+    "        from aiter import turned_off\n"  # 15: turning a switch off selects nothing
+    "    return x\n"
+)
+
+
+def test_environment_switches_take_their_declared_defaults(tmp_path):
+    files = {"pkg/__init__.py": "", "pkg/gates.py": GATES, "pkg/environ.py": ENVIRON}
+    files["pkg/model.py"] = USES_ENVS
+    files["tool/run.py"] = USES_ENVS.replace("pkg.environ", "other.environ")
+    _write(tmp_path, files)
+    got = _check(tmp_path, "pkg")
+    assert sorted(line for _, line in got) == [7, 13, 15]
+    assert "`ON` is on by default" in got[("pkg/model.py", 7)]
+    # a script importing `envs` from a package the run does not hold: no default is known,
+    # so a path open only when a switch is on is not reported (7); one open when it is off is
+    got = _check(tmp_path, "tool/run.py")
+    assert sorted(line for _, line in got) == [13, 15]
+
+
+def test_findings_do_not_depend_on_the_process_or_order(tmp_path, monkeypatch):
+    """A pool of workers, or one process: the same findings and messages."""
+    import kernlint.runner as runner
+
+    files = dict(PACKAGE)
+    for i in range(60):  # (enough files for the pool)
+        files[f"pkg/m{i}.py"] = f"from pkg import quant, helper\nx = {i}\n"
+    _write(tmp_path, files)
+
+    def findings():
+        results = runner.lint_paths([str(tmp_path / "pkg")], select=["PY001"], warn=lambda m: 0)
+        return sorted((r.path, d.line, d.message) for r in results for d in r.diagnostics)
+
+    pooled = findings()
+    monkeypatch.setattr(runner, "_jobs", lambda: 1)
+    assert findings() == pooled and pooled
+
+
+def test_a_package_without_aiter_is_not_indexed(tmp_path, monkeypatch):
+    import kernlint.runner as runner
+
+    built = []
+    real = aiter_graph.Package.__init__
+
+    def counting(self, top, *args):
+        built.append(top)
+        real(self, top, *args)
+
+    monkeypatch.setattr(aiter_graph.Package, "__init__", counting)
+    _write(tmp_path, {"plain/__init__.py": "", "plain/a.py": "import os\n"})
+    runner.lint_paths([str(tmp_path / "plain")], select=["PY001"], warn=lambda m: 0)
+    assert built == []
+    _write(tmp_path, PACKAGE)
+    runner.lint_paths([str(tmp_path / "pkg")], select=["PY001"], warn=lambda m: 0)
+    assert built == [str(tmp_path / "pkg")]
+
+
+@pytest.mark.parametrize(
+    "policy,want", [("reachable", [5]), ("lexical", [5, 11]), ("import-time", [])]
+)
+def test_policies_side_by_side(tmp_path, policy, want):
+    script = (
+        GATES  # lines 1-3
+        + "if _is_hip:\n    import aiter\n"  # 5: HIP only, at module level
+        + "try:\n    import aiter.x\nexcept Exception:\n    pass\n"  # 7: a failure is caught
+        + "def f():\n    import aiter.y\n"  # 11: no condition of its own
+    )
+    _write(tmp_path, {"s.py": script, "kernlint.toml": f'aiter-import-policy = "{policy}"\n'})
+    assert sorted(line for _, line in _check(tmp_path, "s.py")) == want
+
+
+def test_inspect_says_why_an_import_is_not_reported(tmp_path):
+    _write(tmp_path, PACKAGE)
+    p = run("inspect", "pkg/rocm_utils.py", "--format", "json", cwd=tmp_path)
+    doc = json.loads(p.stdout)
+    assert doc["aiter_import_policy"] == "reachable"
+    (item,) = doc["aiter_imports"]
+    assert "every import of it is guarded" in item["reachable"]
+    p = run("inspect", "pkg/quant.py", cwd=tmp_path)
+    assert "reachable policy: reported: runs on ROCm without aiter enabled" in p.stdout

@@ -14,6 +14,12 @@ from the file's own bytes, cheaply:
   "Copied from", "Copied and adapted from", "Taken from", "Vendored from", "auto-generated",
   "@generated" or "Generated ... do not edit" (a copy marker must open a comment line).
   "Adapted from" alone marks SGLang's own modified code and exempts nothing.
+- a **vendored copy under another project's copyright**: a copyright line of that leading
+  comment block names another open-source project (FlashInfer, vLLM, TensorRT-LLM, DeepSpeed,
+  llama.cpp/ggml) and none names SGLang ("Copyright (c) 2023 by FlashInfer team." alone;
+  SGLang's adaptations add their own "Copyright ... by SGLang team" line): vendored code keeps
+  its own conventions. A copyright of a company or a person (NVIDIA, a kernel's author) exempts
+  nothing: SGLang's own kernels carry those too.
 (Vendored directories, `vendor/`, `3rdparty/`, `third_party/`, are outside the default
 `jit-roots` already.)
 
@@ -59,6 +65,17 @@ _COPY_MARKER = re.compile(
     re.I | re.M | re.S,
 )
 
+# A copyright line naming another project (not SGLang) in the leading comment block.
+_FOREIGN_COPYRIGHT = re.compile(
+    r"^[ \t]*(?:SPDX-FileCopyrightText:[ \t]*)?(?:Copyright|\(c\))\b[^\n]*?"
+    r"\b(FlashInfer|vLLM|TensorRT-LLM|DeepSpeed|llama\.cpp|ggml)\b[^\n]*",
+    re.I | re.M,
+)
+
+_SGLANG_COPYRIGHT = re.compile(
+    r"^[ \t]*(?:SPDX-FileCopyrightText:[ \t]*)?(?:Copyright|\(c\))\b[^\n]*\bSGLang\b", re.I | re.M
+)
+
 
 def jit_exemption(settings, data: bytes, language: str = "cpp") -> str | None:
     """Why a file under the JIT roots with these bytes is not a JIT source after all (see
@@ -90,6 +107,9 @@ def exempt_reason(data: bytes) -> str | None:
                 marker = marker[:18] + " ... " + marker[-15:]
             kind = "generated file" if "generated" in marker.lower() else "verbatim copy"
             return f'{kind}: its leading comment says "{marker}"'
+        m = _FOREIGN_COPYRIGHT.search(comments)
+        if m is not None and not _SGLANG_COPYRIGHT.search(comments):
+            return f'vendored copy: its leading comment says "{_shorten(m.group())}"'
     return None
 
 

@@ -12,14 +12,18 @@ A parameter is left alone when
   - another by-value parameter is a struct defined in the file with a pointer member to the
     same struct type of the file (`Signal* self` next to `RankSignals sg` holding
     `Signal* signals[8]`): both reach the same objects;
+* it points to **`volatile`** data: every access is volatile already (`volatile_pointee`);
 * it is the kernel's **only data pointer** and every other parameter is a scalar (a builtin
-  arithmetic type, a fixed-width integer name, the pointee type itself, or a struct of this
-  file whose fields are all scalars): there is no other pointer for it to alias;
+  arithmetic type, a fixed-width integer name, the pointee type itself, or a struct or struct
+  template of this file whose fields are all scalars or arrays of them): there is no other
+  pointer for it to alias;
 * it is **never dereferenced** by C++ code in the kernel: every use is an operand of inline
   asm, a comparison, pointer arithmetic whose result is stored into memory as a value
-  (`offsets[i] = base + k`), a cast to an integer, a `volatile` cast, or an argument of a
+  (`offsets[i] = base + k`), a cast to an integer, a `volatile` cast, the global-address
+  argument of a TMA-descriptor setter (which stores it as an integer), or an argument of a
   memory-ordering accessor (a callee named `*volatile*`, `*acquire*`, `*release*`), whose
-  accesses the compiler may not cache or reorder anyway.
+  accesses the compiler may not cache or reorder anyway; a local pointer initialized from it
+  (`T* q = p + k;`) is followed through its own uses.
 
 Every answer errs toward "not shown": an unknown use counts as a dereference, and a kernel
 body with parse errors as one that dereferences everything.
@@ -76,6 +80,16 @@ _ALIAS_COMMENT = re.compile(
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ORDERING_ACCESSOR = re.compile(r"volatile|acquire|release", re.I)
+# TMA-descriptor setters that store a global address into the descriptor as an integer, and
+# the position of that address among their arguments (the descriptor itself is written).
+_TMA_ADDRESS_ARG = {
+    "cudaSetTmaTileDescriptor": 1,
+    "cudaSetTmaIm2ColDescriptor": 1,
+    "cuTensorMapEncodeTiled": 3,
+    "cuTensorMapEncodeIm2col": 3,
+    "cuTensorMapEncodeIm2colWide": 3,
+    "cuTensorMapReplaceAddress": 1,
+}
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast"})
 _CAST_TEMPLATE = re.compile(r"\b(static|reinterpret|const)_cast\s*<[^()]*?>\s*")
 _NULL = frozenset({"nullptr", "NULL", "0", "0L"})
@@ -196,7 +210,9 @@ class Aliasing:
         words = type_text.split()
         if words and all(w in SCALAR_TYPES for w in words):
             return True  # `unsigned long long`
-        fields = self.structs().get(type_text)
+        # (a struct template of the file, `InputArray<N>`: its members decide, and a member
+        # spelled with a template parameter is not a known scalar)
+        fields = self.structs().get(type_text.split("<")[0].strip())
         if fields is None or depth > 2:
             return False
         return all(not is_pointer and self._scalar(t, "", depth + 1) for t, is_pointer in fields)
@@ -225,23 +241,44 @@ class Aliasing:
         return self._structs
 
 
+# -- volatile pointee --------------------------------------------------------------------------
+def volatile_pointee(param) -> bool:
+    """Is `param` a pointer to `volatile` data (`volatile int* flag`, `int volatile* flag`)?
+    Every access through it is a volatile access the compiler may not cache, merge or reorder,
+    `__restrict__` or not. (`int* volatile p`, a volatile pointer variable, is not.)"""
+    if param.pointer_depth != 1:
+        return False
+    return any(
+        c.type == "type_qualifier" and c.text == b"volatile"
+        for c in param.node.children
+        if c is not param.type_node
+    )
+
+
 # -- never dereferenced ----------------------------------------------------------------------
 def never_dereferenced(body, name: str) -> bool:
     """Does no C++ code in `body` access memory through the pointer `name`? (At least one
     use; every use one of those the module's docs list.)"""
     if body is None or body.has_error or not name:
         return False
-    seeker = Seeker(body)
-    uses = identifier_nodes(body, name.encode(), body.text, seeker)
+    return _uses_never_access(body, name, Seeker(body), 0)
+
+
+def _uses_never_access(body, name: str, seeker, depth: int, declared=None) -> bool:
+    uses = [
+        u
+        for u in identifier_nodes(body, name.encode(), body.text, seeker)
+        if declared is None or u.id != declared.id
+    ]
     if not uses:
         return False
     for ident in uses:
-        if ident.type != "identifier" or not _no_access(ident, seeker.parent):
+        if ident.type != "identifier" or not _no_access(ident, seeker.parent, body, seeker, depth):
             return False
     return True
 
 
-def _no_access(node, parent_of) -> bool:
+def _no_access(node, parent_of, body=None, seeker=None, depth: int = 0) -> bool:
     """Follow one use of the pointer value up the tree: True when it cannot reach memory
     through the pointer."""
     while True:
@@ -286,15 +323,39 @@ def _no_access(node, parent_of) -> bool:
                     return verdict
                 node = call
                 continue
+            position = _TMA_ADDRESS_ARG.get(fn)
+            if position is not None:
+                args = [c for c in parent.named_children if c.type != "comment"]
+                return position < len(args) and args[position].id == node.id
             return bool(_ORDERING_ACCESSOR.search(fn))
         if t == "assignment_expression":
             if not _is_field(parent, "right", node):
                 return False  # (re-pointing the parameter: its later uses are judged too)
             left = parent.child_by_field_name("left")
             return left is not None and left.type in _MEMORY_TARGETS
+        if t == "init_declarator":
+            # `T* local = p + k;`: the local carries the pointer on; its uses are judged too
+            if body is None or depth >= 3 or not _is_field(parent, "value", node):
+                return False
+            local = _declared_pointer(parent)
+            if local is None:
+                return False
+            name = local.text.decode("utf-8", "replace")
+            return _uses_never_access(body, name, seeker, depth + 1, declared=local)
         if t in _CONDITION_PARENTS:
             return True
         return False
+
+
+def _declared_pointer(init):
+    """The identifier an `init_declarator` declares, when it declares a plain pointer
+    variable (else None)."""
+    d = init.child_by_field_name("declarator")
+    if d is None or d.type != "pointer_declarator":
+        return None
+    while d is not None and d.type == "pointer_declarator":
+        d = d.child_by_field_name("declarator")
+    return d if d is not None and d.type == "identifier" else None
 
 
 def _cast(type_node) -> bool | None:

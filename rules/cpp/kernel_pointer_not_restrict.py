@@ -27,14 +27,37 @@ Not reported either, where `__restrict__` would be a false promise or could chan
   ("may be `out` itself", "aliases `in`", "in place" naming another parameter); or another
   by-value parameter is a struct of the file holding pointers to the same struct type
   (`Signal* self_sg` next to `RankSignals sg` with `Signal* signals[8]`);
+* a pointer to **`volatile`** data (`volatile int* flag`, a cross-GPU or host-polled flag):
+  every access through it is a volatile access the compiler may not cache, merge or reorder,
+  with `__restrict__` or without (a volatile pointer variable, `int* volatile p`, is reported);
 * the kernel's **only pointer**, when every other parameter is a scalar (a builtin or
-  fixed-width type, the pointee type, a struct of the file made of scalars): nothing for it to
-  alias (`fill_kernel(float* out, float value, size_t n)`);
+  fixed-width type, the pointee type, a struct or struct template of the file whose members
+  are scalars or arrays of them, such as `InputArray<N>` holding `int values[N]`): nothing for
+  it to alias (`fill_kernel(float* out, float value, size_t n)`);
 * a pointer **never dereferenced** by C++ code in the kernel: its uses are only comparisons,
   inline asm operands (a TMA descriptor), pointer arithmetic stored into memory as a value
   (`offsets[i] = base + k`, an argument-setup kernel), casts to an integer or to a `volatile`
-  pointer, and arguments of memory-ordering accessors (a callee named `*volatile*`,
+  pointer, the global-address argument of a TMA-descriptor setter that stores the address as
+  an integer (`cudaSetTmaTileDescriptor`, `cudaSetTmaIm2ColDescriptor`,
+  `cuTensorMapEncodeTiled`, `cuTensorMapEncodeIm2col`, `cuTensorMapEncodeIm2colWide`,
+  `cuTensorMapReplaceAddress`; the descriptor argument is written, so it counts as a
+  dereference), and arguments of memory-ordering accessors (a callee named `*volatile*`,
   `*acquire*` or `*release*`: cross-GPU flags), accesses the compiler may not optimize anyway.
+  A local pointer initialized from the parameter (`T* q = (T*)p + off;`) carries it on: its
+  uses are judged the same way.
+
+## Known limitations
+Findings the file alone cannot tell are false, accepted as known false positives:
+
+* a pointer aliased through a struct defined in an **included header** (a by-value parameter
+  whose pointer members reach the same buffers; the struct exemption above only reads structs
+  of the file itself);
+* a kernel called **in place** only by callers outside the file (a Python binding passing the
+  same tensor as input and output), with no launch or comment in the file saying so;
+* a non-`volatile` pointer **touched once** in a single-thread kernel (loaded or stored once,
+  beside a `volatile` flag): `__restrict__` could change nothing there, but "touched once"
+  cannot be told apart from the ordinary one-load-per-thread kernel, where `const T*
+  __restrict__` does enable the read-only data path.
 
 ## Why is this bad?
 Without `__restrict__` the compiler must assume that every pointer may alias every other, so
@@ -81,7 +104,7 @@ compiles them with nvcc.
 
 from __future__ import annotations
 
-from kernlint.cpp.aliasing import Aliasing, never_dereferenced
+from kernlint.cpp.aliasing import Aliasing, never_dereferenced, volatile_pointee
 from kernlint.cpp.fix_safety import FixSafety, Shape, display_name
 from kernlint.model import Edit, Fix, Rule
 
@@ -117,6 +140,8 @@ def check(ctx) -> None:
         aliased = evidence.aliased(kernel, params)
         body = kernel.node.child_by_field_name("body")
         for param, star in candidates:
+            if volatile_pointee(param):
+                continue  # every access is volatile already: `__restrict__` changes nothing
             if param.index in aliased:
                 continue  # the file shows it aliased: `__restrict__` would be a false promise
             if evidence.sole_pointer(params, param):

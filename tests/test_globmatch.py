@@ -81,6 +81,7 @@ def test_a_pattern_git_cannot_compile_matches_nothing(tmp_path):
     m = GitIgnoreMatcher(["[z-a]", "*.tmp"])
     assert m.match_file("a.tmp") and not m.match_file("z")
     (tmp_path / ".gitignore").write_text("[z-a]\nskip.cu\n")
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\n')  # (CU001 is JIT-scoped)
     (tmp_path / "skip.cu").write_text("// \u2014\n", encoding="utf-8")
     (tmp_path / "k.cu").write_text("// \u2014\n", encoding="utf-8")
     from cli_support import run

@@ -140,13 +140,14 @@ def test_long_lines_normalization_rewrites(tmp_path):
             b"#define MY_KERNEL __global__" + b" " * size + b"// the kernel attribute\n",
             b"void g() {\nX" + b"UNROLL" * 10_000 + b"(\n);\n}\n",
             b"void f() {\n" + b"FOO_BAR(\n" * 7000 + b")" * 7000 + b"\n}\n",
-            b"namespace sglang {\nMY_KERNEL void k(float* out) { out[0] = 1.0f; }\n}\n",
+            b"namespace sglang {\nMY_KERNEL void k(float* out, const float* in) { out[0] = in[0]; }\n}\n",
         ]
     )
     other = b"using a::b, c;\n" + b"using a, b\n" * 6000 + b"__launch_bounds__(" * 7000
     findings, _ = _check(tmp_path, {"m.cu": kernel, "n.cu": other})
     assert [f["message"] for f in findings if f["code"] == "CU003"] == [
-        "pointer parameter `out` of kernel `k` is not `__restrict__`"
+        "pointer parameter `out` of kernel `k` is not `__restrict__`",
+        "pointer parameter `in` of kernel `k` is not `__restrict__`",
     ]
 
 
@@ -160,7 +161,7 @@ def test_long_lines_normalization_rewrites(tmp_path):
     ids=["unbalanced", "comment", "raw-string"],
 )
 def test_unbalanced_text_at_scale_after_a_kernel(tmp_path, tail):
-    kernel = b"namespace sglang {\n__global__ void k(float* out) { out[0] = 1.0f; }\n}\n"
+    kernel = b"namespace sglang {\n__global__ void k(float* out, const float* in) { out[0] = in[0]; }\n}\n"
     findings, _ = _check(tmp_path, {"u.cu": kernel + tail})
     assert "pointer parameter `out` of kernel `k` is not `__restrict__`" in [
         f["message"] for f in findings

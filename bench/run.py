@@ -161,17 +161,57 @@ class Sample(float):
         return value
 
 
+_GNU_TIME: list = []
+
+
+def gnu_time() -> str | None:
+    """/usr/bin/time when it is GNU time (`-f`, `-o`), else None (probed once)."""
+    if not _GNU_TIME:
+        found = None
+        if os.path.exists("/usr/bin/time"):
+            try:
+                probe = subprocess.run(
+                    ["/usr/bin/time", "-f", "%M", "-o", os.devnull, "true"],
+                    capture_output=True,
+                    timeout=30,
+                )
+                found = "/usr/bin/time" if probe.returncode == 0 else None
+            except (OSError, subprocess.TimeoutExpired):
+                found = None
+        _GNU_TIME.append(found)
+    return _GNU_TIME[0]
+
+
 def timed(cmd, cwd) -> Sample:
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if not hasattr(os, "wait4"):
-        proc.wait()
-        return Sample(time.perf_counter() - t0)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    # (ru_maxrss: kilobytes on Linux, bytes on macOS)
-    rss = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+    """Run `cmd` in `cwd`: wall time, CPU time (wait4: the command and the workers it waited
+    for) and peak RSS. The RSS is GNU time's report for the command, started from time's small
+    process: a child's own `ru_maxrss` starts at its parent's RSS at the fork (a 400 MB parent
+    makes `python -c pass` read 411 MB), so it would measure this benchmark, not kernlint.
+    Without GNU time there is no RSS (None)."""
+    wrapper = gnu_time() if hasattr(os, "wait4") else None
+    report = None
+    if wrapper is not None:
+        fd, report = tempfile.mkstemp(prefix="kernlint-bench-rss-")
+        os.close(fd)
+        cmd = [wrapper, "-f", "%M", "-o", report, *cmd]
+    try:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not hasattr(os, "wait4"):
+            proc.wait()
+            return Sample(time.perf_counter() - t0)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        rss = None
+        if report is not None:
+            with open(report) as fh:
+                lines = fh.read().split()
+            if lines and lines[-1].isdigit():  # (after "Command exited with ..." if it failed)
+                rss = int(lines[-1]) / 1024
+    finally:
+        if report is not None:
+            os.unlink(report)
     return Sample(wall, usage.ru_utime + usage.ru_stime, rss)
 
 
@@ -252,6 +292,20 @@ def checkout() -> str:
     return f"commit {head}" + (" with uncommitted changes" if dirty else "")
 
 
+def count_sources(tree: str) -> tuple[int, int]:
+    """(Python files, C/C++/CUDA files) under `tree`, by extension (`.git` left out)."""
+    from kernlint.source import language_of
+
+    counts = {"python": 0, "cpp": 0}
+    for _, dirs, names in os.walk(tree):
+        dirs[:] = [x for x in dirs if x != ".git"]
+        for n in names:
+            language = language_of(n)
+            if language in counts:
+                counts[language] += 1
+    return counts["python"], counts["cpp"]
+
+
 def files_line(kl, tree) -> str:
     """kernlint's own count of the tree's files (`--statistics`: checked, parsed, generated)."""
     out = subprocess.run(
@@ -293,8 +347,10 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
         "dev": "the same as the first, development interpreter",
         "warm": "kernlint check . (warm cache, unchanged)",
     }
+    python_files, cpp_files = count_sources(tree)
     print(f"tree: {os.path.abspath(tree)}")
-    print(f"  {files_line(kl, tree)}")
+    print(f"  {python_files:,} Python and {cpp_files:,} C/C++/CUDA files (by extension)")
+    print(f"  kernlint's count: {files_line(kl, tree)}")
     print(
         f"  {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, median of {runs} round(s) "
         f"after a warm-up; kernlint {how}; {tool_version(kl)} ({checkout()})"
@@ -312,8 +368,10 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
         spread = f"({t.lo:.3f} to {t.hi:.3f})"
         print(f"  {labels[key]:<52} {t:>7.3f} {spread:>22} {cpu:>7} {rss:>7}")
     checks = []
-    if "ruff" in got:
+    if "ruff" in got and python_files:
         checks.append(("default rules / ruff E,F", got["default"] / got["ruff"], "tree_ratio_ruff"))
+    elif "ruff" in got:
+        print("  (no Python files: ruff has nothing to check, no ratio to ruff)")
     checks.append(
         ("ALL --preview / default rules", got["all"] / got["default"], "all_ratio_default")
     )
@@ -321,7 +379,7 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
         limit = TARGETS[target]
         verdict = "not judged (smoke)" if smoke else ("ok" if value <= limit else "MISSED")
         print(f"  {name:<32} {value:>7.3f}x  target <= {limit}x  {verdict}")
-    if "dev" in got and "ruff" in got:
+    if "dev" in got and "ruff" in got and python_files:
         print(f"  {'(development interpreter / ruff)':<32} {got['dev'] / got['ruff']:>7.3f}x")
     print()
     return got

@@ -354,14 +354,22 @@ def print_stats(stats, misses, markdown=True) -> None:
         print("| " + " | ".join(str(x) for x in row) + " |")
 
 
-def findings_for(corpora: dict[str, str], selection="all") -> dict[str, list[dict]]:
-    return {c: run_kernlint(root, selection) for c, root in corpora.items()}
+def findings_for(corpora: dict[str, str], selection="all", shim=None) -> dict[str, list[dict]]:
+    return {c: run_kernlint(root, selection, shim) for c, root in corpora.items()}
 
 
 def cmd_verdicts(args) -> int:
     corpora = prepare(args.dir, args.corpus or list(CORPORA))
     verdicts = load_verdicts()
-    violations, stats = check_verdicts(verdicts, findings_for(corpora), stable_codes())
+    workdir = tempfile.mkdtemp(prefix="kernlint-eco-") if args.ref else None
+    try:
+        shim = shim_for_ref(args.ref, workdir) if args.ref else None
+        findings = findings_for(corpora, shim=shim)
+    finally:
+        if workdir:
+            remove_worktree(workdir)
+            shutil.rmtree(workdir, ignore_errors=True)
+    violations, stats = check_verdicts(verdicts, findings, stable_codes())
     print_stats(stats, load_misses())
     for v in violations:
         print(f"VIOLATION {v}")
@@ -466,8 +474,10 @@ def main(argv=None) -> int:
     d.add_argument("--markdown", action="store_true")
     v = sub.add_parser("verdicts")
     v.add_argument("--corpus", action="append", choices=list(CORPORA))
+    v.add_argument("--ref", help="check this git ref's kernlint instead of the working tree")
     t = sub.add_parser("table")
     t.add_argument("--corpus", action="append", choices=list(CORPORA))
+    t.add_argument("--ref", help="check this git ref's kernlint instead of the working tree")
     s = sub.add_parser("sample")
     s.add_argument("rule")
     s.add_argument("--corpus", action="append", choices=list(CORPORA))

@@ -150,6 +150,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                         continue
         pending.append((i, cand))
 
+    semantic = _plan_semantic(pending, resolver, cache)
     want_digest = cache is not None
     if parallel and len(pending) >= PARALLEL_THRESHOLD:
         from .engine import use_memmem
@@ -195,7 +196,28 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
         if res is None:  # linted in a worker that found nothing: not sent back
             cand = candidates[i]
             results[i] = FileResult(cand.display, abspath=cand.abspath, language=cand.language)
+    if semantic:
+        from .semantic.pch import finish
+
+        finish()
     return results
+
+
+def _plan_semantic(pending, resolver, cache) -> bool:
+    """Semantic mode: plan the precompiled headers the C++/CUDA files' libclang parses share
+    (kernlint.semantic.pch), before the workers fork (they inherit the plan)."""
+    items = []
+    for _, cand in pending:
+        if cand.language == "cpp":
+            settings = resolver.for_file(cand.abspath)
+            if getattr(settings, "semantic", False):
+                items.append((cand.abspath, settings.include_paths, settings.defines))
+    if not items:
+        return False
+    from .semantic.pch import prepare
+
+    prepare(items, cache)
+    return True
 
 
 def _chunks(pending, jobs, want_digest, want_targets):

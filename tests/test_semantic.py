@@ -4,6 +4,10 @@ Each behaviour uses small self-contained headers written here."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 
 import pytest
 from cli_support import run as cli_run
@@ -476,3 +480,392 @@ def test_callee_behind_a_missing_header_stays_unknown(project):
     got = _findings(semantic)
     assert len(got) == 1 and "through `a`" in got[0][2], got
     assert "1 callee(s)" in semantic.stderr and "not judged" in semantic.stderr, semantic.stderr
+
+
+# -- precompiled headers (kernlint.semantic.pch) ------------------------------------------------
+SGL_TENSOR_H = """\
+#pragma once
+#include <cstdint>
+namespace tvm::ffi {
+struct TensorView {};
+}  // namespace tvm::ffi
+using index_t = int ;
+__device__ float read_it(const float* p);
+__device__ void write_it(float* p);
+"""
+
+
+def _pch_kernel(name: str) -> str:
+    return f"""\
+// {name}
+#pragma once
+#include <sgl_kernel/tensor.h>  // the shared first header
+#include <cstddef>
+namespace sglang {{
+void run_{name}(tvm::ffi::TensorView x, index_t n, int64_t m, long k) {{}}
+__global__ void k_{name}(float* __restrict__ a, float* __restrict__ b) {{
+  b[0] = read_it(a);
+  write_it(b);
+}}
+}}  // namespace sglang
+"""
+
+
+@pytest.fixture
+def pch_tree(tmp_path):
+    """An SGLang-like JIT tree: include/sgl_kernel/tensor.h, and kernels that start with it."""
+    from kernlint.semantic import pch
+
+    inc = tmp_path / "include" / "sgl_kernel"
+    inc.mkdir(parents=True)
+    (inc / "tensor.h").write_text(SGL_TENSOR_H)
+    src = tmp_path / "kernels" / "jit" / "csrc"
+    src.mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        (src / f"{name}.cuh").write_text(_pch_kernel(name))
+    _age(tmp_path)
+    yield tmp_path
+    pch.finish()
+
+
+def _age(root) -> None:
+    """Date every file under `root` an hour back (a PCH is not stored from files modified
+    within seconds of its build: they may have changed while it read them)."""
+    old = time.time() - 3600
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.utime(path, (old, old))
+
+
+def _store(tmp_path, name="cache"):
+    """What the pass needs of a `kernlint.cache.Cache`: its directory and key."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(directory=str(tmp_path / name), key=b"\x07" * 32)
+
+
+def _signature(sem):
+    """Everything the rules can ask of a SemanticFile: its problems, every parameter's integer
+    verdict and every call's callee constness, by offset."""
+    sem._index()
+    params = {off: repr(sem.param_integer(off)) for off in sorted(sem._params)}
+    calls = {off: [sem.callee_param_const(off, i) for i in range(3)] for off in sorted(sem._calls)}
+    return sem.problems, params, calls, sorted(sem.unresolved_calls)
+
+
+def _parse(paths, cache=None, plan=True):
+    """One run's semantic parses of `paths` (planned as the runner plans them)."""
+    from kernlint.semantic import SemanticFile, pch
+
+    if plan:
+        pch.prepare([(str(p), [], []) for p in paths], cache)
+    try:
+        return [SemanticFile(str(p), p.read_bytes()) for p in paths]
+    finally:
+        pch.finish()
+
+
+def _files(tree):
+    return sorted((tree / "kernels/jit/csrc").glob("*.cuh"))
+
+
+def test_pch_is_shared_and_results_are_identical(pch_tree):
+    files = _files(pch_tree)
+    plain = _parse(files, plan=False)
+    with_pch = _parse(files)
+    assert all(s.pch is None for s in plain)
+    assert with_pch[0].pch is not None and {s.pch for s in with_pch} == {with_pch[0].pch}
+    assert [_signature(s) for s in with_pch] == [_signature(s) for s in plain]
+    # (what the rules are built on is there: an alias of int, a const callee parameter)
+    problems, params, calls, _ = _signature(with_pch[0])
+    assert problems == [] and "('index_t', 'int32_t')" in params.values()
+    assert [True, None, None] in calls.values() and [False, None, None] in calls.values()
+
+
+def test_pch_is_reused_by_a_later_run(pch_tree, monkeypatch):
+    from kernlint.semantic import pch
+
+    files = _files(pch_tree)
+    cache = _store(pch_tree)
+    first = _parse(files, cache)
+    stored = first[0].pch
+    assert stored is not None and stored.startswith(cache.directory)
+    inode = os.stat(stored).st_ino
+
+    def no_build(node):
+        raise AssertionError("rebuilt a stored PCH")
+
+    monkeypatch.setattr(pch, "_build", no_build)
+    again = _parse(files[:1], cache)  # (one changed file: a small run)
+    assert again[0].pch == stored and os.stat(stored).st_ino == inode
+    assert _signature(again[0]) == _signature(first[0])
+    assert (pch_tree / "cache" / ".gitignore").read_text() == "*\n"
+
+
+def _same_size_same_mtime(path, old: str, new: str) -> None:
+    """Edit `path` keeping its size and mtime (what a stat-only check would miss)."""
+    st = os.stat(path)
+    text = path.read_text()
+    assert len(old) == len(new) and old in text
+    path.write_text(text.replace(old, new))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_stale_pch_is_never_used_after_a_header_change(pch_tree):
+    files = _files(pch_tree)
+    cache = _store(pch_tree)
+    stored = _parse(files, cache)[0].pch
+    _same_size_same_mtime(pch_tree / "include/sgl_kernel/tensor.h", "= int ;", "= long;")
+    after = _parse(files, cache)
+    plain = _parse(files, plan=False)
+    assert [_signature(s) for s in after] == [_signature(s) for s in plain]
+    assert "('index_t', 'int64_t')" in _signature(after[0])[1].values()  # the new header's
+    assert stored not in {s.pch for s in after}
+
+
+def test_stale_pch_is_never_used_after_a_new_header_shadows_one(pch_tree):
+    """A header created earlier on the search path than one the PCH read (here `<cstdint>`,
+    in the SGLang include root) changes what a parse reads: the PCH is not used."""
+    files = _files(pch_tree)
+    cache = _store(pch_tree)
+    stored = _parse(files, cache)[0].pch
+    (pch_tree / "include" / "cstdint").write_text("#pragma once\ntypedef long int64_t;\n")
+    _age(pch_tree)
+    after = _parse(files, cache)
+    plain = _parse(files, plan=False)
+    assert [_signature(s) for s in after] == [_signature(s) for s in plain]
+    assert stored not in {s.pch for s in after}
+
+
+def test_file_directory_that_shadows_a_pch_header_gets_none(pch_tree):
+    """The file's own directory is searched first in its parse, not in the PCH's: a
+    `cstdint` there is what tensor.h's `#include <cstdint>` reads in that file's parse."""
+    files = _files(pch_tree)
+    cache = _store(pch_tree)
+    before = _parse(files, cache)
+    stored = before[0].pch
+    (pch_tree / "kernels/jit/csrc/cstdint").write_text("#pragma once\nusing int64_t = int;\n")
+    _age(pch_tree)
+    with_pch = _parse(files, cache)
+    plain = _parse(files, plan=False)
+    assert stored is not None and stored not in {s.pch for s in with_pch}
+    assert [_signature(s) for s in with_pch] == [_signature(s) for s in plain]
+    assert _signature(plain[0]) != _signature(before[0])  # (the shadowing header is read)
+
+
+def test_header_read_by_its_own_first_header_is_parsed_without_it(tmp_path):
+    """y.h starts with x.h, which includes y.h: a PCH of x.h holds y.h, so y.h (linted itself)
+    cannot use it (it gets the prelude's); the kernel that starts with x.h can."""
+    from kernlint.semantic import pch
+
+    inc = tmp_path / "include" / "sgl_kernel"
+    inc.mkdir(parents=True)
+    (inc / "x.h").write_text("#pragma once\n#include <sgl_kernel/y.h>\nusing x_t = int;\n")
+    (inc / "y.h").write_text("#pragma once\n#include <sgl_kernel/x.h>\nusing y_t = long;\n")
+    (tmp_path / "csrc").mkdir()
+    kernel = tmp_path / "csrc" / "k.cuh"
+    kernel.write_text("#include <sgl_kernel/x.h>\nvoid f(x_t a, y_t b) {}\n")
+    _age(tmp_path)
+    files = [inc / "y.h", kernel]
+    try:
+        with_pch = _parse(files, _store(tmp_path))
+        plain = _parse(files, plan=False)
+    finally:
+        pch.finish()
+    assert with_pch[1].pch is not None and with_pch[0].pch != with_pch[1].pch
+    assert [_signature(s) for s in with_pch] == [_signature(s) for s in plain]
+
+
+def test_pch_with_errors_is_not_used(pch_tree):
+    header = pch_tree / "include/sgl_kernel/tensor.h"
+    header.write_text(SGL_TENSOR_H + "unknown_t broken;\n")
+    _age(pch_tree)
+    files = _files(pch_tree)
+    with_pch = _parse(files, _store(pch_tree))
+    plain = _parse(files, plan=False)
+    assert plain[0].problems  # (the header's error is reported by every file's parse)
+    assert [_signature(s) for s in with_pch] == [_signature(s) for s in plain]
+    used = {s.pch for s in with_pch} - {None}
+    assert not any(str(header) in _pch_inputs(p) for p in used)  # (the prelude's, if any)
+    manifests = [json.loads(p.read_text()) for p in (pch_tree / "cache/semantic").glob("*.json")]
+    assert any(not json.loads(m["body"])["usable"] for m in manifests)
+
+
+def _pch_inputs(path):
+    """The input files a stored PCH's manifest lists."""
+    key = os.path.basename(path).split("-")[0]
+    outer = json.loads(open(os.path.join(os.path.dirname(path), key + ".json")).read())
+    return {p for p, *_ in json.loads(outer["body"])["inputs"]}
+
+
+def test_falls_back_when_no_pch_can_be_built_or_loaded(pch_tree, monkeypatch, capfd):
+    from kernlint.semantic import pch
+
+    files = _files(pch_tree)
+    plain = _parse(files, plan=False)
+    # The store cannot be created (the cache directory is a file).
+    (pch_tree / "cache").write_text("not a directory")
+    blocked = _parse(files, _store(pch_tree))
+    assert all(s.pch is None for s in blocked)
+    # The stored PCH is damaged: its digest no longer matches, it is built again.
+    cache = _store(pch_tree, "cache2")
+    stored = _parse(files, cache)[0].pch
+    with open(stored, "r+b") as fh:
+        fh.seek(4096)
+        fh.write(b"\0" * 64)
+    damaged = _digest(stored)
+    rebuilt = _parse(files, cache)
+    assert rebuilt[0].pch is not None and _digest(rebuilt[0].pch) != damaged
+    # libclang cannot load the PCH it is given: each file is parsed without it.
+    garbage = pch_tree / "garbage.pch"
+    garbage.write_bytes(b"CPCH" + b"\0" * 1000)
+    real = pch._use_args
+    monkeypatch.setattr(pch, "_use_args", lambda args, path: real(args, str(garbage)))
+    unloadable = _parse(files, _store(pch_tree, "cache3"))
+    assert all(s.pch is None for s in unloadable)
+    for got in (blocked, rebuilt, unloadable):
+        assert [_signature(s) for s in got] == [_signature(s) for s in plain]
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def _digest(path):
+    import hashlib
+
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def test_cli_semantic_with_and_without_pch_agree_and_the_cache_keeps_it(pch_tree):
+    (pch_tree / "kernlint.toml").write_text("")
+    args = ("check", "kernels", "--semantic", "--select", "CU004,CU005", "--output-format", "json")
+    env_off = {**os.environ, "KERNLINT_SEMANTIC_PCH": "0"}
+    off = subprocess.run(
+        [sys.executable, "-m", "kernlint", *args, "--no-cache"],
+        cwd=pch_tree,
+        capture_output=True,
+        text=True,
+        env=env_off,
+        timeout=300,
+    )
+    on = run(*args, "--no-cache", cwd=pch_tree)
+    assert on.stdout == off.stdout and on.stderr == off.stderr
+    assert len(_findings(on)) >= 6  # (index_t and long per file, a read-only `a` per kernel)
+    cached = run(*args, "--cache-dir", ".cache", cwd=pch_tree)
+    assert cached.stdout == off.stdout and cached.stderr == off.stderr
+    pchs = sorted((pch_tree / ".cache" / "semantic").glob("*.pch"))
+    assert len(pchs) == 1
+    inode = pchs[0].stat().st_ino
+    edited = pch_tree / "kernels/jit/csrc/a.cuh"
+    edited.write_text(edited.read_text().replace("long k", "long k2"))
+    again = run(*args, "--cache-dir", ".cache", cwd=pch_tree)
+    assert "k2" in again.stdout
+    assert sorted((pch_tree / ".cache" / "semantic").glob("*.pch")) == pchs
+    assert pchs[0].stat().st_ino == inode
+
+
+def test_a_header_first_include_serves_the_files_that_reach_it(pch_tree, monkeypatch):
+    """p.cuh and q.cuh start with a local header whose first include is tensor.h: they share
+    tensor.h's PCH (read where local.cuh includes it, then skipped there: tensor.h has
+    `#pragma once`). A header without a guard is not skipped: files that reach it through
+    another header do not use its PCH; the files that start with it do."""
+    from kernlint.semantic import pch
+
+    monkeypatch.setattr(pch, "BUILD_BYTES", 0)  # (small headers: build whatever is shared)
+    src = pch_tree / "kernels/jit/csrc"
+    (src / "local.cuh").write_text(
+        "// local\n#pragma once\n#include <sgl_kernel/tensor.h>\nusing local_t = long;\n"
+    )
+    guardless = pch_tree / "include/sgl_kernel/noguard.h"
+    guardless.write_text("#include <cstdint>\nusing noguard_t = int;\n")
+    (src / "local2.cuh").write_text("#include <sgl_kernel/noguard.h>\n")
+    for name, first in (("p", '"local.cuh"'), ("q", '"local.cuh"')):
+        (src / f"{name}.cuh").write_text(
+            f"#include {first}\nvoid ffi_{name}(tvm::ffi::TensorView x, local_t n) {{}}\n"
+        )
+    for name, first in (("r", '"local2.cuh"'), ("s", '"local2.cuh"')):
+        (src / f"{name}.cuh").write_text(f"#include {first}\nvoid g_{name}(noguard_t n) {{}}\n")
+    for name in ("t", "u"):
+        (src / f"{name}.cuh").write_text(
+            f"#include <sgl_kernel/noguard.h>\nvoid h_{name}(noguard_t n) {{}}\n"
+        )
+    _age(pch_tree)
+    files = _files(pch_tree)
+    with_pch = dict(zip([f.name for f in files], _parse(files), strict=True))
+    plain = _parse(files, plan=False)
+    assert [_signature(s) for s in with_pch.values()] == [_signature(s) for s in plain]
+    shared = with_pch["a.cuh"].pch
+    assert shared is not None and with_pch["p.cuh"].pch == with_pch["q.cuh"].pch == shared
+    assert with_pch["t.cuh"].pch is not None and with_pch["t.cuh"].pch == with_pch["u.cuh"].pch
+    assert with_pch["t.cuh"].pch not in {with_pch["r.cuh"].pch, with_pch["s.cuh"].pch}
+    assert "('local_t', 'int64_t')" in _signature(with_pch["p.cuh"])[1].values()
+
+
+def test_conditionals_before_the_first_include(pch_tree):
+    """`#ifndef USE_ROCM / #error / #endif` before the first include (SGLang's HIP kernels):
+    the PCH is used where its headers define none of the names tested, and the `#error` is
+    reported as without it; a name the PCH's headers define keeps the file off that PCH."""
+    header = pch_tree / "include/sgl_kernel/tensor.h"
+    header.write_text(SGL_TENSOR_H + "#define SGL_TENSOR_READY 1\n")
+    src = pch_tree / "kernels/jit/csrc"
+    (src / "hip.cuh").write_text(
+        '#pragma once\n#ifndef USE_ROCM\n#error "HIP only"\n#endif\n'
+        "#include <sgl_kernel/tensor.h>\nvoid run_hip(tvm::ffi::TensorView x, index_t n) {}\n"
+    )
+    (src / "ready.cuh").write_text(
+        "#if defined(SGL_TENSOR_READY)\n#error ready too early\n#endif\n"
+        "#include <sgl_kernel/tensor.h>\nvoid run_ready(tvm::ffi::TensorView x) {}\n"
+    )
+    _age(pch_tree)
+    files = _files(pch_tree)
+    with_pch = dict(zip([f.name for f in files], _parse(files, _store(pch_tree)), strict=True))
+    plain = _parse(files, plan=False)
+    assert [_signature(s) for s in with_pch.values()] == [_signature(s) for s in plain]
+    assert with_pch["hip.cuh"].pch == with_pch["a.cuh"].pch is not None
+    assert with_pch["hip.cuh"].problems == ['"HIP only"']
+    assert with_pch["ready.cuh"].pch != with_pch["a.cuh"].pch
+    assert with_pch["ready.cuh"].problems == []  # (defined only after the check, as without)
+
+
+def test_lead_reads_what_a_file_starts_with(tmp_path):
+    from kernlint.semantic.pch import lead
+
+    (tmp_path / "here.h").write_text("")
+    cases = {
+        b"// c\n/* d */\n#pragma once\n#include <a/b.h>  // why\n": ("<a/b.h>", set()),
+        b'#include "here.h"\n': (f'"{tmp_path}/here.h"', set()),
+        b'#include "elsewhere.h"\n': ("<elsewhere.h>", set()),
+        b"#ifndef USE_ROCM\n#error no\n#endif\n#include <x.h>\n": ("<x.h>", {"USE_ROCM"}),
+        b"#if A && defined(B)\n#elif C\n#else\n#endif\n#include <x.h>\n": (
+            "<x.h>",
+            {"A", "B", "C"},
+        ),
+    }
+    for data, (operand, macros) in cases.items():
+        found = lead(data, str(tmp_path))
+        assert (found.operand, set(found.macros)) == (operand, macros), data
+        assert data[found.start : found.end].startswith(b"#include")
+    for data in (
+        b"#define X 1\n#include <x.h>\n",  # (a definition before the include)
+        b"#ifndef G\n#define G\n#include <x.h>\n#endif\n",  # (inside a conditional)
+        b"int x;\n#include <x.h>\n",
+        b"#include MACRO\n",
+        b"#if __COUNTER__\n#endif\n#include <x.h>\n",
+        b"// continued \\\n#include <x.h>\n",
+    ):
+        assert lead(data, str(tmp_path)) is None, data
+    assert lead(b"#ifndef A\n#endif\n#include <x.h>\n", str(tmp_path), conditionals=False) is None
+
+
+def test_pch_is_not_stored_from_a_header_modified_during_its_build(pch_tree):
+    """A header modified within seconds of the build (maybe while libclang read it): its PCH
+    is not stored; the files are parsed without it."""
+    header = pch_tree / "include/sgl_kernel/tensor.h"
+    header.write_text(header.read_text())
+    files = _files(pch_tree)
+    with_pch = _parse(files, _store(pch_tree))
+    plain = _parse(files, plan=False)
+    assert not any(s.pch and str(header) in _pch_inputs(s.pch) for s in with_pch)
+    assert not list((pch_tree / "cache/semantic").glob("*.pch")) or all(
+        str(header) not in _pch_inputs(p) for p in (pch_tree / "cache/semantic").glob("*.pch")
+    )
+    assert [_signature(s) for s in with_pch] == [_signature(s) for s in plain]

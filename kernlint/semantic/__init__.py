@@ -219,15 +219,10 @@ def _tree_includes(directory: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def include_paths(path: str, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
-    directory = os.path.dirname(os.path.abspath(path))
-    out = [
-        directory,
-        *_tree_includes(directory),
-        *extra,
-        *_package_includes(),
-        *_dependency_includes(),
-    ]
+def _generic_includes(directory: str, extra=()) -> list[str]:
+    """The include paths of a file in `directory` but that directory itself (a precompiled
+    header is built with these, and used where the directory shadows none of its lookups)."""
+    out = [*_tree_includes(directory), *extra, *_package_includes(), *_dependency_includes()]
     out.append(CUDA_STANDINS)
     for root in cuda_roots():
         out.append(os.path.join(root, "include"))
@@ -237,9 +232,12 @@ def include_paths(path: str, extra: list[str] | tuple[str, ...] = ()) -> list[st
     return [p for p in dict.fromkeys(out) if p]
 
 
-def compile_args(path: str, extra_includes=(), defines=()) -> list[str]:
-    """libclang's arguments for one file; `defines`: `NAME` or `NAME=VALUE` macros, after
-    kernlint's own (so they can override `SGL_CUDA_ARCH`)."""
+def include_paths(path: str, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    directory = os.path.dirname(os.path.abspath(path))
+    return [p for p in dict.fromkeys([directory, *_generic_includes(directory, extra)]) if p]
+
+
+def _base_args(defines) -> list[str]:
     args = [
         "-x",
         "c++",
@@ -252,8 +250,23 @@ def compile_args(path: str, extra_includes=(), defines=()) -> list[str]:
         "-include",
         PRELUDE,
     ]
-    args += [f"-D{d}" for d in defines]
+    return args + [f"-D{d}" for d in defines]
+
+
+def compile_args(path: str, extra_includes=(), defines=()) -> list[str]:
+    """libclang's arguments for one file; `defines`: `NAME` or `NAME=VALUE` macros, after
+    kernlint's own (so they can override `SGL_CUDA_ARCH`)."""
+    args = _base_args(defines)
     for inc in include_paths(path, extra_includes):
+        args += ["-I", inc]
+    return args
+
+
+def _build_args(directory: str, extra_includes=(), defines=()) -> list[str]:
+    """The arguments of a precompiled header for files in `directory`: `compile_args` without
+    the directory's own include path."""
+    args = _base_args(defines)
+    for inc in _generic_includes(directory, extra_includes):
         args += ["-I", inc]
     return args
 
@@ -328,20 +341,38 @@ def _header_views(root: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _view_roots(directory: str) -> tuple[str, ...]:
+    """The SGLang include roots whose asm-holding headers a parse hands over as host views."""
+    roots = _tree_includes(directory) + _package_includes()
+    return tuple(r for r in dict.fromkeys(roots) if os.path.isdir(os.path.join(r, "sgl_kernel")))
+
+
+def _header_view_list(roots) -> list[tuple[str, str]]:
+    return [u for root in roots for u in _header_views(root)]
+
+
 _ASM_ROUNDS = 3
 
 
-def _asm_headers(tu, seen: set[str]) -> list[tuple[str, str]]:
-    """Host views of the headers where libclang reported errors and that hold inline asm or
-    `<<<...>>>` launches (not yet handed over)."""
+def _diagnostics(tu) -> list[tuple[int, str, str | None, int]]:
+    """The errors of a parse: (severity, text, absolute file or None, offset)."""
     ci = cindex()
     out = []
     for diag in tu.diagnostics:
-        loc = diag.location
-        if diag.severity < ci.Diagnostic.Error or loc.file is None:
+        if diag.severity < ci.Diagnostic.Error:
             continue
-        path = os.path.abspath(loc.file.name)
-        if path in seen:
+        loc = diag.location
+        name = os.path.abspath(loc.file.name) if loc.file is not None else None
+        out.append((diag.severity, diag.spelling, name, loc.offset))
+    return out
+
+
+def _asm_headers(diags, seen: set[str]) -> list[tuple[str, str]]:
+    """Host views of the headers where libclang reported errors and that hold inline asm or
+    `<<<...>>>` launches (not yet handed over)."""
+    out = []
+    for _severity, _text, path, _offset in diags:
+        if path is None or path in seen:
             continue
         seen.add(path)
         found = _unsaved_view(path)
@@ -350,19 +381,66 @@ def _asm_headers(tu, seen: set[str]) -> list[tuple[str, str]]:
     return out
 
 
+# A parse that used a precompiled header and went wrong because of it.
+_PCH_TROUBLE = re.compile(r"precompiled header|PCH file|AST file|module file", re.I)
+
+
 class SemanticFile:
     """libclang's view of one file: what the rules ask, keyed by byte offsets of the file."""
 
     def __init__(self, path: str, data: bytes, extra_includes=(), defines=()) -> None:
-        ci = cindex()
+        from . import pch as _pch
+
+        cindex()
         self.path = os.path.abspath(path)
         self.problems: list[str] = []
-        index = ci.Index.create()
-        unsaved = [(self.path, host_view(data).decode("utf-8", "surrogateescape"))]
-        for root in _tree_includes(os.path.dirname(self.path)) + _package_includes():
-            if os.path.isdir(os.path.join(root, "sgl_kernel")):
-                unsaved += [u for u in _header_views(root) if u[0] != self.path]
+        self.pch: str | None = None  # the precompiled header the parse used, if any
+        view = host_view(data)
+        unsaved = [(self.path, view.decode("utf-8", "surrogateescape"))]
+        for root in _view_roots(os.path.dirname(self.path)):
+            unsaved += [u for u in _header_views(root) if u[0] != self.path]
         args = compile_args(self.path, extra_includes, defines)
+        diags = None
+        use = None
+        if _pch.planned(self.path):
+            try:
+                use = _pch.use_for(self.path, view, args)
+            except Exception:  # (a PCH is only ever a shortcut: never a reason to fail)
+                use = None
+        if use is not None:
+            text = use.text.decode("utf-8", "surrogateescape")
+            diags = self._parse(use.args, [(self.path, text), *unsaved[1:]], use.path)
+            if diags is None:
+                use.failed()  # (libclang could not use it: parsed without it)
+            else:
+                self.pch = use.path
+        if diags is None:
+            diags = self._parse(args, unsaved, None)
+        if self.tu is None:
+            return
+        # Where the parse went wrong: the first error's offset per file, and the names
+        # libclang reported as unknown (a missing header's types; after the first fatal
+        # error, such as a header not found, libclang reports nothing more, but still marks
+        # the declarations it had to guess invalid).
+        self._first_error: dict[str, int] = {}
+        self._unknown_names: set[str] = set()
+        for _severity, text, name, offset in diags:
+            self.problems.append(text)
+            if name is not None:
+                self._first_error[name] = min(offset, self._first_error.get(name, offset))
+            self._unknown_names.update(_UNKNOWN_NAME.findall(text))
+        self._params = None
+        self._calls = None
+        # Call offsets whose callee libclang could not resolve without guessing a type.
+        self.unresolved_calls: set[int] = set()
+
+    def _parse(self, args, unsaved, pch: str | None):
+        """Parse (again with the host views of headers whose inline PTX stopped it), setting
+        `self.tu`; the errors. With a precompiled header: None when libclang could not use it
+        (the caller parses without it)."""
+        ci = cindex()
+        # (With a PCH, the walk over the file's declarations skips the PCH's.)
+        index = ci.Index.create(excludeDecls=pch is not None)
         for _round in range(_ASM_ROUNDS):
             try:
                 self.tu = index.parse(
@@ -373,34 +451,24 @@ class SemanticFile:
                 )
             except ci.TranslationUnitLoadError as exc:
                 self.tu = None
+                if pch is not None:
+                    return None
                 self.problems.append(f"libclang could not parse the file ({exc})")
-                return
+                return []
+            diags = _diagnostics(self.tu)
+            if pch is not None and any(
+                path is None or path == pch or _PCH_TROUBLE.search(text)
+                for _s, text, path, _o in diags
+            ):
+                self.tu = None
+                return None
             # Inline PTX in other headers (vendored libraries, CUTLASS extensions): parse again
             # with those headers' host views.
-            more = _asm_headers(self.tu, {u[0] for u in unsaved})
+            more = _asm_headers(diags, {u[0] for u in unsaved})
             if not more:
                 break
-            unsaved += more
-        # Where the parse went wrong: the first error's offset per file, and the names
-        # libclang reported as unknown (a missing header's types; after the first fatal
-        # error, such as a header not found, libclang reports nothing more, but still marks
-        # the declarations it had to guess invalid).
-        self._first_error: dict[str, int] = {}
-        self._unknown_names: set[str] = set()
-        for diag in self.tu.diagnostics:
-            if diag.severity >= ci.Diagnostic.Error:
-                self.problems.append(diag.spelling)
-                loc = diag.location
-                if loc.file is not None:
-                    name = os.path.abspath(loc.file.name)
-                    self._first_error[name] = min(
-                        loc.offset, self._first_error.get(name, loc.offset)
-                    )
-                self._unknown_names.update(_UNKNOWN_NAME.findall(diag.spelling))
-        self._params = None
-        self._calls = None
-        # Call offsets whose callee libclang could not resolve without guessing a type.
-        self.unresolved_calls: set[int] = set()
+            unsaved = unsaved + more
+        return diags
 
     @property
     def resolved(self) -> bool:

@@ -292,6 +292,25 @@ def checkout() -> str:
     return f"commit {head}" + (" with uncommitted changes" if dirty else "")
 
 
+def runs_ok(cmd, cwd) -> str:
+    """ "" when `cmd` exits 0 in `cwd`, else the last line of its error output."""
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if p.returncode == 0:
+        return ""
+    lines = [line.strip() for line in p.stderr.splitlines() if line.strip()]
+    causes = [line for line in lines if line.startswith("Cause:")]  # (ruff's own account)
+    line = causes[0] if causes else (lines[-1] if lines else "")
+    return f"exit {p.returncode}" + (f": {line}" if line else "")
+
+
+def show_files(cmd, cwd) -> list[str]:
+    """The Python files `ruff ... --show-files` lists (it lists its config files too)."""
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return []
+    return [f for f in p.stdout.splitlines() if f.strip().endswith((".py", ".pyi", ".ipynb"))]
+
+
 def count_sources(tree: str) -> tuple[int, int]:
     """(Python files, C/C++/CUDA files) under `tree`, by extension (`.git` left out)."""
     from kernlint.source import language_of
@@ -328,10 +347,24 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
         "all": [*kl, "check", ".", *cold, "--select", "ALL", "--preview"],
     }
     ruff = shutil.which("ruff")
+    ruff_label = "ruff check --no-cache --select E,F ."
+    ruff_note = ""
+    ruff_files = 0
     if ruff is not None:
-        cmds["ruff"] = [ruff, "check", "--no-cache", "--select", "E,F", "-q", "--exit-zero", "."]
+        ruff_args = ["check", "--no-cache", "--select", "E,F"]
+        failed = runs_ok([ruff, *ruff_args, "--show-files", "."], tree)
+        if failed:  # (e.g. the tree's ruff config extends a file the tree lacks)
+            ruff_args.append("--isolated")
+            ruff_label = "ruff check --no-cache --select E,F --isolated ."
+            ruff_note = f"ruff failed with the tree's own configuration ({failed}): --isolated"
+        ruff_files = len(show_files([ruff, *ruff_args, "--show-files", "."], tree))
+        cmds["ruff"] = [ruff, *ruff_args, "-q", "--exit-zero", "."]
     if dev:
         cmds["dev"] = [*dev, "check", ".", *cold]
+    for cmd in cmds.values():  # (a command that fails would be timed failing)
+        failed = runs_ok(cmd, tree)
+        if failed:
+            raise SystemExit(f"error: {tree}: `{' '.join(cmd)}` failed: {failed}")
     got = side_by_side(cmds, tree, runs)
     cache_dir = tempfile.mkdtemp(prefix="kernlint-bench-cache-")
     try:
@@ -343,7 +376,7 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
     labels = {
         "default": "kernlint check --no-cache .",
         "all": "kernlint check --no-cache --select ALL --preview .",
-        "ruff": "ruff check --no-cache --select E,F .",
+        "ruff": ruff_label,
         "dev": "the same as the first, development interpreter",
         "warm": "kernlint check . (warm cache, unchanged)",
     }
@@ -351,6 +384,8 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
     print(f"tree: {os.path.abspath(tree)}")
     print(f"  {python_files:,} Python and {cpp_files:,} C/C++/CUDA files (by extension)")
     print(f"  kernlint's count: {files_line(kl, tree)}")
+    if ruff is not None:
+        print(f"  ruff's count: {ruff_files:,} files" + (f"; {ruff_note}" if ruff_note else ""))
     print(
         f"  {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, median of {runs} round(s) "
         f"after a warm-up; kernlint {how}; {tool_version(kl)} ({checkout()})"
@@ -368,10 +403,10 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
         spread = f"({t.lo:.3f} to {t.hi:.3f})"
         print(f"  {labels[key]:<52} {t:>7.3f} {spread:>22} {cpu:>7} {rss:>7}")
     checks = []
-    if "ruff" in got and python_files:
+    if "ruff" in got and ruff_files:
         checks.append(("default rules / ruff E,F", got["default"] / got["ruff"], "tree_ratio_ruff"))
     elif "ruff" in got:
-        print("  (no Python files: ruff has nothing to check, no ratio to ruff)")
+        print("  (ruff checks no file here: no ratio to ruff)")
     checks.append(
         ("ALL --preview / default rules", got["all"] / got["default"], "all_ratio_default")
     )
@@ -379,7 +414,7 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
         limit = TARGETS[target]
         verdict = "not judged (smoke)" if smoke else ("ok" if value <= limit else "MISSED")
         print(f"  {name:<32} {value:>7.3f}x  target <= {limit}x  {verdict}")
-    if "dev" in got and "ruff" in got and python_files:
+    if "dev" in got and "ruff" in got and ruff_files:
         print(f"  {'(development interpreter / ruff)':<32} {got['dev'] / got['ruff']:>7.3f}x")
     print()
     return got

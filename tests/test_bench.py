@@ -223,3 +223,34 @@ def test_growth_quick_run_prints_both_sizes_and_cleans_up(tmp_path):
     assert len(rows["2x"]) == 9 and float(rows["2x"][4]) > 0  # wall, CPU and RSS ratios
     base = p.stdout.split("(trees built in ")[1].split(" under ")[1].split(",")[0]
     assert not os.path.exists(base), "the generated trees are removed"
+
+
+def _tree_smoke(tree):
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "run.py"), "--tree", str(tree), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="needs ruff")
+def test_tree_whose_ruff_config_fails_is_timed_with_ruff_isolated(tmp_path):
+    """A tree whose ruff configuration cannot load (FlashInfer's sources extend a
+    pyproject.toml they do not ship): ruff would be timed failing; it runs --isolated."""
+    tree = _tiny_tree(tmp_path / "t")
+    (tree / "pkg" / "ruff.toml").write_text('extend = "missing.toml"\n')
+    p = _tree_smoke(tree)
+    assert p.returncode == 0, p.stderr
+    assert "ruff failed with the tree's own configuration" in p.stdout
+    assert "ruff's count: 1 files" in p.stdout  # (a.py; not its ruff.toml)
+    assert "ruff check --no-cache --select E,F --isolated ." in p.stdout
+
+
+def test_tree_where_kernlint_fails_is_not_timed(tmp_path):
+    tree = _tiny_tree(tmp_path / "t")
+    (tree / "pyproject.toml").write_text("[tool.kernlint]\nno-such-key = 1\n")
+    p = _tree_smoke(tree)
+    assert p.returncode != 0
+    assert "failed: exit 2" in p.stderr and "Traceback" not in p.stderr
+    assert "wall s" not in p.stdout

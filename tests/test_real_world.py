@@ -45,6 +45,41 @@ def test_parse_error_rate_at_most_5_percent(jit_tree):
     assert bad / len(files) <= 0.05, f"{bad} of {len(files)} files have ERROR nodes"
 
 
+# The ecosystem corpora (`python scripts/ecosystem.py prepare`), where they are laid out: every
+# C/C++ file of each (FlashInfer's include/ only: its 2,982 csrc files take a minute to parse).
+_ECOSYSTEM_PARSE = [
+    ("sglang-snapshot", ""),
+    ("sglang-0.5.23", ""),
+    ("sglang-0.5.15", ""),
+    ("flashinfer-0.7.2.post1", "include"),
+]
+
+
+@pytest.mark.parametrize("corpus, sub", _ECOSYSTEM_PARSE, ids=[c for c, _ in _ECOSYSTEM_PARSE])
+def test_ecosystem_corpora_parse_rate_at_most_5_percent(corpus, sub):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "scripts"))
+    import ecosystem
+
+    directory = os.environ.get("KERNLINT_ECOSYSTEM_DIR", ecosystem.DEFAULT_DIR)
+    root = os.path.join(ecosystem.corpus_root(directory, corpus), sub)
+    if not os.path.exists(os.path.join(directory, corpus, ".complete")):
+        pytest.skip(f"{corpus} is not prepared under {directory} (scripts/ecosystem.py prepare)")
+    files = [
+        os.path.join(d, n)
+        for d, _, names in os.walk(root)
+        for n in names
+        if language_of(n) == "cpp"
+    ]
+    assert len(files) > 150
+    bad = []
+    for path in files:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if error_nodes(parse(normalize(data).data).root_node):
+            bad.append(os.path.relpath(path, root))
+    assert len(bad) / len(files) <= 0.05, f"{len(bad)} of {len(files)} files: {sorted(bad)}"
+
+
 def test_non_ascii_reports_exactly_the_files_with_non_ascii_bytes(jit_tree):
     """... among the JIT sources: the files under the default jit-roots (vendored directories
     are outside) that are not torch extensions or marked copies (kernlint.jitscope)."""

@@ -282,9 +282,10 @@ def stable_codes() -> set[str]:
 
 
 def check_verdicts(verdicts, findings_by_corpus, stable) -> tuple[list[str], dict]:
-    """(violations, stats) for the corpora in `findings_by_corpus` (corpus -> JSON rows).
-    stats: (corpus, rule) -> dict(findings, reviewed, true, false, fixed)."""
-    violations = []
+    """(violations, stats, notes) for the corpora in `findings_by_corpus` (corpus -> JSON rows).
+    stats: (corpus, rule) -> dict(findings, reviewed, true, false, fixed); notes: verdicts
+    marked `known` whose finding is now as reviewed (the mark is stale)."""
+    violations, notes = [], []
     stats: dict[tuple[str, str], dict] = {}
     present = {
         c: {(r["path"], r["line"], r["code"]) for r in rows}
@@ -305,6 +306,8 @@ def check_verdicts(verdicts, findings_by_corpus, stable) -> tuple[list[str], dic
             if here:
                 s["reviewed"] += 1
                 s["true"] += 1
+                if v.get("known", False):
+                    notes.append(f"{where}: a known miss, now reported (drop `known`)")
             elif v.get("known", False):
                 s["missed"] += 1  # a real instance the rule's docs say it does not report
             else:
@@ -316,7 +319,9 @@ def check_verdicts(verdicts, findings_by_corpus, stable) -> tuple[list[str], dic
                 violations.append(f"{where}: reviewed as a false positive, reported again")
         else:
             s["fixed"] += 1
-    return violations, stats
+            if v.get("known", False):
+                notes.append(f"{where}: a known false positive, no longer reported (drop `known`)")
+    return violations, stats, notes
 
 
 def _zero():
@@ -369,8 +374,10 @@ def cmd_verdicts(args) -> int:
         if workdir:
             remove_worktree(workdir)
             shutil.rmtree(workdir, ignore_errors=True)
-    violations, stats = check_verdicts(verdicts, findings, stable_codes())
+    violations, stats, notes = check_verdicts(verdicts, findings, stable_codes())
     print_stats(stats, load_misses())
+    for n in notes:
+        print(f"NOTE {n}")
     for v in violations:
         print(f"VIOLATION {v}")
     print(f"\n{len(verdicts)} verdicts, {len(violations)} violations")

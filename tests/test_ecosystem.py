@@ -38,7 +38,7 @@ def _v(path, line, rule, verdict, **extra):
 def test_a_false_positive_that_comes_back_is_a_violation():
     verdicts = [_v("a.py", 3, "PY001", False), _v("b.py", 1, "PY001", True)]
     found = {"sglang-snapshot": [_row("a.py", 3, "PY001"), _row("b.py", 1, "PY001")]}
-    violations, stats = ecosystem.check_verdicts(verdicts, found, {"PY001"})
+    violations, stats, _ = ecosystem.check_verdicts(verdicts, found, {"PY001"})
     assert violations == [
         "sglang-snapshot: a.py:3 PY001: reviewed as a false positive, reported again"
     ]
@@ -49,7 +49,7 @@ def test_a_false_positive_that_comes_back_is_a_violation():
 
 def test_a_true_finding_that_disappears_is_a_violation():
     verdicts = [_v("a.py", 3, "CU001", True), _v("c.py", 9, "CU001", False)]
-    violations, stats = ecosystem.check_verdicts(verdicts, {"sglang-snapshot": []}, {"CU001"})
+    violations, stats, _ = ecosystem.check_verdicts(verdicts, {"sglang-snapshot": []}, {"CU001"})
     assert violations == [
         "sglang-snapshot: a.py:3 CU001: reviewed as a true finding, no longer reported"
     ]
@@ -59,7 +59,7 @@ def test_a_true_finding_that_disappears_is_a_violation():
 def test_preview_rules_and_known_false_positives_are_counted_not_enforced():
     verdicts = [_v("a.py", 3, "PY003", False), _v("b.py", 4, "CU001", False, known=True)]
     found = {"sglang-snapshot": [_row("a.py", 3, "PY003"), _row("b.py", 4, "CU001")]}
-    violations, stats = ecosystem.check_verdicts(verdicts, found, {"CU001"})
+    violations, stats, _ = ecosystem.check_verdicts(verdicts, found, {"CU001"})
     assert violations == []
     assert stats[("sglang-snapshot", "PY003")]["false"] == 1
     assert stats[("sglang-snapshot", "CU001")]["false"] == 1
@@ -86,11 +86,27 @@ def snapshot(tmp_path_factory):
 def test_snapshot_verdicts_hold(snapshot):
     verdicts = [v for v in ecosystem.load_verdicts() if v["corpus"] == "sglang-snapshot"]
     found = {"sglang-snapshot": ecosystem.run_kernlint(snapshot, "all")}
-    violations, _ = ecosystem.check_verdicts(verdicts, found, ecosystem.stable_codes())
+    violations, _, _ = ecosystem.check_verdicts(verdicts, found, ecosystem.stable_codes())
     assert violations == []
 
 
 def test_a_known_miss_is_counted_not_enforced():
     verdicts = [_v("a.py", 3, "PY001", True, known=True)]
-    violations, stats = ecosystem.check_verdicts(verdicts, {"sglang-snapshot": []}, {"PY001"})
+    violations, stats, _ = ecosystem.check_verdicts(verdicts, {"sglang-snapshot": []}, {"PY001"})
     assert violations == [] and stats[("sglang-snapshot", "PY001")]["missed"] == 1
+
+
+def test_a_stale_known_mark_is_noted():
+    verdicts = [
+        _v("a.py", 3, "PY001", True, known=True),  # a known miss, found now
+        _v("b.py", 4, "PY001", False, known=True),  # a known false positive, gone now
+        _v("c.py", 5, "PY001", True, known=True),  # still missed
+    ]
+    found = {"sglang-snapshot": [_row("a.py", 3, "PY001")]}
+    violations, stats, notes = ecosystem.check_verdicts(verdicts, found, {"PY001"})
+    assert violations == []
+    assert notes == [
+        "sglang-snapshot: a.py:3 PY001: a known miss, now reported (drop `known`)",
+        "sglang-snapshot: b.py:4 PY001: a known false positive, no longer reported (drop `known`)",
+    ]
+    assert stats[("sglang-snapshot", "PY001")]["missed"] == 1

@@ -11,8 +11,12 @@ A parameter is left alone when
     "aliases"): the parameter it annotates and every parameter it names;
   - another by-value parameter is a struct defined in the file with a pointer member to the
     same struct type of the file (`Signal* self` next to `RankSignals sg` holding
-    `Signal* signals[8]`): both reach the same objects;
+    `Signal* signals[8]`): both reach the same objects; or a by-value parameter of a type
+    the file does not define whose name holds the pointee type's name (`aiter::RankSignals`
+    next to `aiter::Signal*`);
 * it points to **`volatile`** data: every access is volatile already (`volatile_pointee`);
+* it is a **scalar slot of a signalling kernel** (`signal_slot`): the kernel takes a pointer to
+  `volatile` data, and this pointer is used at most twice, each time as a plain `*p`;
 * it is the kernel's **only data pointer** and every other parameter is a scalar (a builtin
   arithmetic type, a fixed-width integer name, the pointee type itself, or a struct or struct
   template of this file whose fields are all scalars or arrays of them): there is no other
@@ -189,6 +193,26 @@ class Aliasing:
             for q in pointers:
                 if _bare_type(q.type_text) in held:
                     out.add(q.index)
+        out |= self._aliased_through_foreign_structs(params, pointers, structs)
+        return out
+
+    def _aliased_through_foreign_structs(self, params, pointers, structs) -> set[int]:
+        """A by-value parameter of a class type the file does not define, whose name holds
+        the name of a pointer parameter's pointee type (`aiter::RankSignals signals` next to
+        `aiter::Signal* self`): a collection of such pointers, declared in a header, that
+        may reach the same objects."""
+        out: set[int] = set()
+        for p in params:
+            if p.pointer_depth or p.is_reference or p.type_node is None:
+                continue
+            holder = _simple_type(p.type_text)
+            if not holder or holder in structs or self._scalar(_bare_type(p.type_text), ""):
+                continue
+            for q in pointers:
+                pointee = _simple_type(q.type_text)
+                if len(pointee) >= 3 and pointee not in SCALAR_TYPES and pointee in holder:
+                    if pointee != holder:
+                        out.add(q.index)
         return out
 
     # -- the only pointer ----------------------------------------------------------------------
@@ -253,6 +277,33 @@ def volatile_pointee(param) -> bool:
         for c in param.node.children
         if c is not param.type_node
     )
+
+
+# -- scalar slots of a signalling kernel -------------------------------------------------------
+def signal_slot(body, params, param) -> bool:
+    """In a kernel that takes a pointer to `volatile` data (a flag polled or set across
+    devices or by the host), is `param` a scalar slot beside it: used at most twice, every
+    use a plain dereference `*p` (a target to wait for, a timeout flag, a sequence counter)?
+    `__restrict__` cannot change one load or one store of a scalar."""
+    if body is None or body.has_error or not param.name or param.pointer_depth != 1:
+        return False
+    if not any(p is not param and volatile_pointee(p) for p in params):
+        return False
+    uses = identifier_nodes(body, param.name.encode(), body.text)
+    if not uses or len(uses) > 2:
+        return False
+    for ident in uses:
+        if ident.type != "identifier":
+            return False
+        parent = ident.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            parent = parent.parent
+        if parent is None or parent.type != "pointer_expression":
+            return False
+        op = parent.child_by_field_name("operator")
+        if op is None or op.type != "*":
+            return False
+    return True
 
 
 # -- never dereferenced ----------------------------------------------------------------------
@@ -393,6 +444,15 @@ def _is_field(parent, field: str, node) -> bool:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+def _simple_type(text: str) -> str:
+    """`aiter::Signal` -> `Signal`; `ns::Box<T, 4>` -> `Box`; `` for a builtin spelled in
+    several words."""
+    bare = _bare_type(text).split("<")[0].strip()
+    if " " in bare:
+        return ""
+    return bare.split("::")[-1]
+
+
 def _bare_type(text: str) -> str:
     words = [w for w in text.replace("struct ", " ").split() if w not in ("const", "volatile")]
     return " ".join(words)

@@ -26,10 +26,16 @@ Not reported either, where `__restrict__` would be a false promise or could chan
   `LaunchKernel(...)(k, ...)` and `cudaLaunchKernelEx`); a comment in the parameter list says so
   ("may be `out` itself", "aliases `in`", "in place" naming another parameter); or another
   by-value parameter is a struct of the file holding pointers to the same struct type
-  (`Signal* self_sg` next to `RankSignals sg` with `Signal* signals[8]`);
+  (`Signal* self_sg` next to `RankSignals sg` with `Signal* signals[8]`), or a struct from
+  another header whose name holds the pointee type's name (`aiter::Signal* local_signals`
+  next to `aiter::RankSignals signals`: a collection of such pointers the file cannot see);
 * a pointer to **`volatile`** data (`volatile int* flag`, a cross-GPU or host-polled flag):
   every access through it is a volatile access the compiler may not cache, merge or reorder,
   with `__restrict__` or without (a volatile pointer variable, `int* volatile p`, is reported);
+* a **scalar slot of a signalling kernel**: in a kernel that also takes a pointer to
+  `volatile` data, a pointer used at most twice, each time as a plain `*p` (the target a
+  spin-wait kernel waits for, a timeout flag, a sequence counter): one load or one store of a
+  scalar is all there is, and `__restrict__` cannot change it;
 * the kernel's **only pointer**, when every other parameter is a scalar (a builtin or
   fixed-width type, the pointee type, a struct or struct template of the file whose members
   are scalars or arrays of them, such as `InputArray<N>` holding `int values[N]`): nothing for
@@ -49,15 +55,18 @@ Not reported either, where `__restrict__` would be a false promise or could chan
 ## Known limitations
 Findings the file alone cannot tell are false, accepted as known false positives:
 
-* a pointer aliased through a struct defined in an **included header** (a by-value parameter
-  whose pointer members reach the same buffers; the struct exemption above only reads structs
-  of the file itself);
+* a pointer aliased through a struct defined in an **included header** whose name does not
+  give it away (a by-value `Params` whose pointer members reach the same buffers as a pointer
+  parameter: the file shows neither the members nor the aliasing);
 * a kernel called **in place** only by callers outside the file (a Python binding passing the
   same tensor as input and output), with no launch or comment in the file saying so;
-* a non-`volatile` pointer **touched once** in a single-thread kernel (loaded or stored once,
-  beside a `volatile` flag): `__restrict__` could change nothing there, but "touched once"
-  cannot be told apart from the ordinary one-load-per-thread kernel, where `const T*
-  __restrict__` does enable the read-only data path.
+* a pointer **touched once** in a single-thread kernel without a `volatile` flag beside it:
+  `__restrict__` could change nothing there, but "touched once" cannot be told apart from the
+  ordinary one-load-per-thread kernel, where `const T* __restrict__` does enable the read-only
+  data path.
+
+Misses accepted the other way: in a kernel with a `volatile` flag, a pointer read once as
+`*p` in every thread (`auto dp = *rank_data;`) is taken for a scalar slot and not reported.
 
 ## Why is this bad?
 Without `__restrict__` the compiler must assume that every pointer may alias every other, so
@@ -104,7 +113,7 @@ compiles them with nvcc.
 
 from __future__ import annotations
 
-from kernlint.cpp.aliasing import Aliasing, never_dereferenced, volatile_pointee
+from kernlint.cpp.aliasing import Aliasing, never_dereferenced, signal_slot, volatile_pointee
 from kernlint.cpp.fix_safety import FixSafety, Shape, display_name
 from kernlint.model import Edit, Fix, Rule
 
@@ -146,6 +155,8 @@ def check(ctx) -> None:
                 continue  # the file shows it aliased: `__restrict__` would be a false promise
             if evidence.sole_pointer(params, param):
                 continue  # nothing for it to alias
+            if signal_slot(body, params, param):
+                continue  # one load or store of a scalar beside a volatile flag
             if never_dereferenced(body, param.name):
                 continue  # the compiler never accesses memory through it: nothing to gain
             name = f"`{param.name}`" if param.name else f"#{param.index + 1}"

@@ -259,11 +259,11 @@ def _check_selectors(path: str, key: str, selectors: list[str]) -> None:
 
 
 def _check_globs(path: str, key: str, patterns) -> None:
-    from .globmatch import _translate
+    from .globmatch import compile_pattern
 
     for pattern in patterns:
         try:
-            _translate(pattern)
+            compile_pattern(pattern)
         except re.error as exc:
             raise ConfigError(f"{path}: {key}: invalid glob {_show(pattern)}: {exc}") from None
 

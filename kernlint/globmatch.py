@@ -2,10 +2,12 @@
 too much for the one-file pre-commit case). Used for `jit-roots` and `.gitignore` files; tested
 for equivalence with `pathspec.GitIgnoreSpec` (tests/test_globmatch.py).
 
-Semantics (git's): the last matching pattern wins, `!` negates; a pattern without a slash
-(other than a trailing one) matches at any depth, with one it is anchored at the root; `*` and
-`?` do not cross `/`, `**` does; a trailing `/` matches directories only; a pattern that matches
-a directory matches everything inside it.
+Semantics (git's, as pathspec reads them): `!` negates; a pattern without a slash (other than
+a trailing one) matches at any depth, with one it is anchored at the root; `*` and `?` do not
+cross `/`, `**` does; a trailing `/` matches directories only; a pattern that matches a
+directory matches everything inside it. The last pattern matching the path itself wins, else
+the last one matching a directory above it. Combined regexes answer "no pattern matches" (most
+paths) before the patterns are tried one by one.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import re
 from functools import lru_cache
 
 
-def _translate(pattern: str) -> tuple[re.Pattern, bool] | None:
-    """(regex, negated) for one gitignore line, or None for blank lines and comments."""
+def _translate(pattern: str) -> tuple[str, bool, bool, bool] | None:
+    """(regex core, anchored, directory only, negated) for one gitignore line, or None for
+    blank lines and comments."""
     pat = pattern.rstrip(" ")
     if not pat or pat.startswith("#"):
         return None
@@ -63,32 +66,84 @@ def _translate(pattern: str) -> tuple[re.Pattern, bool] | None:
         else:
             out.append(re.escape(pat[i]))
             i += 1
-    core = "".join(out)
+    return "".join(out), anchored, dir_only, negated
+
+
+def _regex(core: str, anchored: bool, dir_only: bool) -> str:
     prefix = "" if anchored else "(?:.*/)?"
-    # A directory pattern matches paths inside it; a plain one also matches the path itself.
-    suffix = "/.*" if dir_only else "(?:/.*)?"
-    return re.compile(f"^{prefix}{core}{suffix}$", re.S), negated
+    # A directory pattern matches paths inside it (group d: matched as a directory); a plain
+    # one also matches the path itself.
+    suffix = "(?P<d>/).*" if dir_only else "(?P<d>/.*)?"
+    return f"^{prefix}{core}{suffix}$"
+
+
+def compile_pattern(pattern: str) -> re.Pattern | None:
+    """One gitignore line as a regex (None for blank lines and comments); raises re.error
+    for a pattern no regex expresses (`[z-a]`)."""
+    rule = _translate(pattern)
+    if rule is None:
+        return None
+    core, anchored, dir_only, _ = rule
+    return re.compile(_regex(core, anchored, dir_only), re.S)
 
 
 class GitIgnoreMatcher:
     def __init__(self, patterns) -> None:
         self.rules = []
+        components, general = [], []
         for p in patterns:
             try:
-                rule = _translate(p)
+                regex = compile_pattern(p)
             except re.error:  # (e.g. `[z-a]`): git lets such a pattern match nothing
                 continue
-            if rule is not None:
-                self.rules.append(rule)
+            if regex is None:
+                continue
+            core, anchored, dir_only, negated = _translate(p)
+            self.rules.append((regex, negated))
+            if not anchored and ".*" not in core:
+                components.append(core)  # (matches one whole path component, or none)
+            else:
+                prefix = "" if anchored else "(?:.*/)?"
+                general.append(f"{prefix}{core}{'/.*' if dir_only else '(?:/.*)?'}")
+        # Most paths match no pattern: combined regexes say so (a slash-free pattern without
+        # `**` can only match one whole component) before the patterns are tried one by one.
+        self._component = re.compile("|".join(components), re.S).fullmatch if components else None
+        self._general = re.compile("^(?:" + "|".join(general) + ")$", re.S) if general else None
+        self._seen: dict[str, bool] = {}
+
+    def _may_match(self, path: str) -> bool:
+        if self._general is not None and self._general.match(path):
+            return True
+        if self._component is None:
+            return False
+        seen = self._seen
+        for part in path.split("/"):
+            hit = seen.get(part)
+            if hit is None:
+                hit = seen[part] = self._component(part) is not None
+                if len(seen) > 100_000:
+                    seen.clear()
+            if hit:
+                return True
+        return False
 
     def check(self, path: str) -> bool | None:
-        """True (ignored), False (re-included by a `!` pattern) or None (no pattern matched):
-        the last matching pattern decides. A directory is given with a trailing `/`."""
+        """True (ignored), False (re-included by a `!` pattern) or None (no pattern matched).
+        As pathspec's GitIgnoreSpec: the last pattern that matches the path itself decides;
+        where none does, the last one that matches a directory above it (or, for a pattern
+        ending in `/`, the directory itself). A directory is given with a trailing `/`."""
         path = path.lstrip("/")
+        if not self._may_match(path):
+            return None
         result = None
-        for regex, negated in self.rules:
-            if regex.match(path):
-                result = not negated
+        for regex, negated in reversed(self.rules):
+            m = regex.match(path)
+            if m is None:
+                continue
+            if not m.group("d"):
+                return not negated  # the last pattern matching the path itself decides
+            if result is None:
+                result = not negated  # else the last one matching a parent directory
         return result
 
     def match_file(self, path: str) -> bool:

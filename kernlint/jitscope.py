@@ -202,10 +202,15 @@ def generated_reason(data: bytes, relpath: str = "", language: str = "cpp") -> s
     - C/C++: the layout macros of the Cake/Loom kernel exporter (`#define NUM_MAIN_STAGES`,
       `#define SMEM_<buffer>_STAGE_BYTES`)."""
     head = data[:HEAD_BYTES]
-    if language == "cpp":
+    code_start = 0
+    if b"generat" not in head.lower():
+        comments = ""  # (no marker can be there; the code's start matters only for C/C++)
+        if language == "cpp" and b"typedef" in head:
+            _, code_start = _leading(head)
+    elif language == "cpp":
         comments, code_start = _leading(head)
     else:
-        comments, code_start = _python_leading(head), 0
+        comments = _python_leading(head)
     if comments:
         m = _GENERATED_MARKER.search(comments)
         if m is not None:

@@ -75,6 +75,27 @@ def test_same_answers_as_pathspec():
     assert compared > 20000
 
 
+def test_long_pattern_lists_agree_with_pathspec():
+    """Consecutive patterns of one polarity are matched as combined regexes: long lists with
+    runs of every kind of pattern and `!` between them decide as pathspec does."""
+    import random
+
+    rng = random.Random(7)
+    plain = [p for p in PATTERNS if p and not p.startswith(("#", "!"))]
+    compared = 0
+    for _ in range(300):
+        lines = []
+        for _ in range(rng.randint(4, 30)):
+            p = rng.choice(plain)
+            lines.append("!" + p if rng.random() < 0.15 else p)
+        theirs = pathspec.GitIgnoreSpec.from_lines(lines)
+        ours = GitIgnoreMatcher(lines)
+        for path in PATHS + [p + "/" for p in DIRS]:
+            assert ours.check(path) == theirs.check_file(path).include, (lines, path)
+            compared += 1
+    assert compared > 9000
+
+
 def test_a_pattern_git_cannot_compile_matches_nothing(tmp_path):
     from kernlint.globmatch import GitIgnoreMatcher
 

@@ -4,6 +4,7 @@ the cache, and the byte prefilter (most files are never parsed)."""
 from __future__ import annotations
 
 import json
+import os
 
 from cli_support import run
 
@@ -116,3 +117,33 @@ def test_prefilters_keep_most_files_unparsed(tmp_path, monkeypatch):
     results = lint_paths([str(tmp_path)], warn=lambda m: None)
     assert sum(len(r.diagnostics) for r in results) == 1
     assert len(calls) == 1  # only uses_aiter.py: the comment fails the import prefilter
+
+
+def test_module_level_registrations_are_read_without_parsing_the_file(tmp_path, monkeypatch):
+    """A test file whose registrations are statements of their own at column 0 is not parsed
+    whole for non-literal-ci-registration: each statement is (the file's own parse would fail
+    here); an indented registration sends the file to the parser."""
+    import kernlint.python
+    from kernlint.runner import lint_paths
+
+    head = "from sglang.test.ci.ci_register import register_cuda_ci\nEST = 1\n"
+    broken = "def later(:\n    pass\n"  # (a file parse would fail: no findings, a warning)
+    files = {
+        "test_a.py": head + "register_cuda_ci(est_time=EST, suite='s')\n" + broken,
+        "test_b.py": head + "if True:\n    register_cuda_ci(est_time=EST, suite='s')\n",
+    }
+    _write(tmp_path, files)
+    parsed = []
+    real = kernlint.python.parse
+
+    def counting(data, *a, **k):
+        parsed.append(1)
+        return real(data, *a, **k)
+
+    monkeypatch.setattr(kernlint.python, "parse", counting)
+    (tmp_path / "kernlint.toml").write_text('select = ["PY006"]\n')
+    results = {os.path.basename(r.path): r for r in lint_paths([str(tmp_path)], warn=print)}
+    a, b = results["test_a.py"], results["test_b.py"]
+    assert [(d.line, d.code) for d in a.diagnostics] == [(3, "PY006")]
+    assert [(d.line, d.code) for d in b.diagnostics] == [(4, "PY006")]
+    assert len(parsed) == 1  # test_b.py only

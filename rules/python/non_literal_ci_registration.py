@@ -41,7 +41,7 @@ import ast
 import re
 
 from kernlint.model import Rule
-from kernlint.python.facts import node_span, qualified
+from kernlint.python.facts import ast_offset, node_span, qualified
 
 # (Starts with its literal, the boundary before it checked by a lookbehind: the matches of
 # `\bregister_\w+_ci\b`, about 10x faster over a file.)
@@ -71,12 +71,31 @@ RULE = Rule(
     triggers=(b"register_",),
     # A call to `register_<backend>_ci`, or an import of one under another name.
     prefilter=re.compile(rb"register_\w+_ci\b"),
-    # What it reads (see _wanted_lines): the file is parsed as a skeleton.
+    # What it reads (see _wanted_lines): the file is parsed as a skeleton, where it is parsed.
     partial_lines=_wanted_lines,
+    needs_tree=False,
 )
+
+# Where a line names a registration function: an import line, or a call at column 0.
+_IMPORT_LINE = re.compile(rb"(?:from|import)\s")
+_CALL_START = re.compile(rb"register_\w+_ci[ \t]*\(")
+# The most lines one registration statement is looked for in before the file is parsed.
+_MAX_STATEMENT_LINES = 40
 
 
 def check(ctx) -> None:
+    if _ALIAS.search(ctx.data) or _RENAMED.search(ctx.data):
+        calls = None  # (the imported names decide which calls register)
+    else:
+        calls = _module_level_calls(ctx)
+    if calls is not None:
+        for node, offset in calls:
+            name = _register_name(node, None, {})
+            if name is not None:
+                _check_arguments(node, ctx, name, offset)
+        return
+    if ctx.tree is None:
+        return  # unparsable: the engine warns about it
     facts = ctx.facts
     pattern = _CI_LINE
     # The imported names matter only where an import renames a registration function or
@@ -112,10 +131,76 @@ def _is_literal(node) -> bool:
 
 def _register_name(call, facts, names=None) -> str | None:
     """The registration function `call` calls, or None. `names`: the imported names to resolve
-    it with (default: all of the file's)."""
+    it with (default: all of the file's `facts`)."""
     origin = qualified(call.func, facts.names if names is None else names) or ""
     name = origin.split(".")[-1]
     return name if _REGISTER.match(name) else None
+
+
+def _module_level_calls(ctx):
+    """The registration calls of a file whose every mention of a registration function is an
+    import line or a statement of its own at column 0 (module level, outside any string), as
+    `ast` nodes positioned in the file: each statement is parsed alone, the file is not. None
+    where a mention is anywhere else (indented, in a comment or a string, after other code)
+    or a statement does not parse alone: the file is parsed then."""
+    data = ctx.data
+    starts = ctx.source.line_starts
+    line_index = ctx.source.line_index
+    inside_strings = None
+    calls = []
+    for m in _CI_LINE.finditer(data):
+        at = m.start()
+        line = line_index(at)  # (0-based)
+        begin = starts[line]
+        if at != begin:
+            if at > begin and _IMPORT_LINE.match(data, begin) and b"(" not in data[begin:at]:
+                if b"#" not in data[begin:at] and not _quoted(data, begin, at):
+                    continue  # (`from x import register_cuda_ci`: no call, nothing to check)
+            return None
+        if not _CALL_START.match(data, at):
+            return None
+        if inside_strings is None:
+            from kernlint.python.skeleton import _string_line_ranges
+
+            inside_strings = _string_line_ranges(data, starts)
+        if any(first <= line <= last for first, last in inside_strings):
+            return None
+        stmt = _statement_at(data, starts, line)
+        if stmt is None:
+            return None
+        if stmt[0] and (not calls or calls[-1][0] != line):
+            calls.append((line, stmt))
+    # (the statement's call, with the line offset of its snippet: a call in its arguments
+    # names no registration function, or a mention off column 0 would have sent the file to
+    # the parser)
+    return [(tree.body[0].value, line) for line, (tree, _end) in calls]
+
+
+def _quoted(data: bytes, begin: int, at: int) -> bool:
+    return b"'" in data[begin:at] or b'"' in data[begin:at]
+
+
+def _statement_at(data: bytes, starts, line: int):
+    """(module, last line) of the shortest run of lines from `line` that parses alone as one
+    statement beginning with the registration call, or None."""
+    n = len(starts)
+    for k in range(1, _MAX_STATEMENT_LINES + 1):
+        if line + k > n:
+            return None
+        end = starts[line + k] if line + k < n else len(data)
+        text = data[starts[line] : end]
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        except (RecursionError, MemoryError):
+            return None
+        if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+            return None
+        if not isinstance(tree.body[0].value, ast.Call):
+            return None
+        return tree, line + k - 1
+    return None
 
 
 def _check_call(node, ctx, names) -> None:
@@ -123,18 +208,7 @@ def _check_call(node, ctx, names) -> None:
     name = _register_name(node, facts, names)
     if name is None:
         return
-    for i, arg in enumerate(node.args[: len(POSITIONAL)]):
-        if not _is_literal(arg):
-            ctx.report(
-                *node_span(ctx, arg),
-                f"`{name}` argument `{POSITIONAL[i]}` is not a literal: CI reads it from the AST",
-            )
-    for kw in node.keywords:
-        if kw.arg in CHECKED and not _is_literal(kw.value):
-            ctx.report(
-                *node_span(ctx, kw.value),
-                f"`{name}` argument `{kw.arg}` is not a literal: CI reads it from the AST",
-            )
+    _check_arguments(node, ctx, name, 0)
     n = facts.guards.first_ancestor(node, "def-or-class", _def_or_class)
     if n is not None:
         kind = (
@@ -146,6 +220,31 @@ def _check_call(node, ctx, names) -> None:
             *node_span(ctx, node.func),
             f"`{name}` inside {kind}: CI only collects module-level registrations",
         )
+
+
+def _span(ctx, node, offset: int) -> tuple[int, int]:
+    """node_span of a node parsed from a snippet that starts `offset` lines into the file."""
+    if not offset:
+        return node_span(ctx, node)
+    src = ctx.source
+    start = ast_offset(src, node.lineno + offset, node.col_offset)
+    end = ast_offset(src, node.end_lineno + offset, node.end_col_offset)
+    return start, max(start, end)
+
+
+def _check_arguments(node, ctx, name, offset: int) -> None:
+    for i, arg in enumerate(node.args[: len(POSITIONAL)]):
+        if not _is_literal(arg):
+            ctx.report(
+                *_span(ctx, arg, offset),
+                f"`{name}` argument `{POSITIONAL[i]}` is not a literal: CI reads it from the AST",
+            )
+    for kw in node.keywords:
+        if kw.arg in CHECKED and not _is_literal(kw.value):
+            ctx.report(
+                *_span(ctx, kw.value, offset),
+                f"`{name}` argument `{kw.arg}` is not a literal: CI reads it from the AST",
+            )
 
 
 def _def_or_class(n, _field) -> bool:

@@ -35,8 +35,8 @@ beginning of the file's parse (`use_for`):
 
 Which PCHs are built is planned per run (`prepare`, before the runner forks its workers), by
 their estimated worth (`_choose`: header bytes the files save against the cost of a build);
-the prelude's serves the other files. A worker builds a PCH when it first needs it (the other
-workers parse without it until it is there). PCHs live in `<cache dir>/semantic/`, keyed by
+the prelude's serves the other files. A worker builds a PCH when it first needs it (another
+worker that wants it meanwhile waits for it). PCHs live in `<cache dir>/semantic/`, keyed by
 the compile arguments, the include, the libclang version and kernlint's semantic code, and
 are reused by later runs while their manifests check out (the least recently used go beyond
 `MAX_ENTRIES` or `MAX_TOTAL_BYTES`); with `--no-cache` they go in a temporary directory
@@ -599,9 +599,9 @@ def _manifest(node: Node):
     if found is None and node.build:
         lock = _lock(node.key)
         if lock is None:
-            return None  # another process builds it (or none can): parse without it meanwhile
+            return None  # (another process is still building it, or none can: not now)
         try:
-            found = _load(node)
+            found = _load(node)  # (built meanwhile by the process that held the lock?)
             if found is None:
                 found = _build(node)  # (None: it could not be built; not tried again)
         except Exception:
@@ -617,7 +617,14 @@ def _manifest(node: Node):
     return found
 
 
+# How long a process waits for another one building the PCH it wants (a build takes seconds;
+# waiting costs no CPU, parsing without the PCH meanwhile costs as much as the build).
+LOCK_WAIT_S = 30.0
+
+
 def _lock(key: str) -> int | None:
+    """The build lock of a PCH, once no other process holds it (waiting up to LOCK_WAIT_S);
+    None when it cannot be had."""
     import fcntl
 
     try:
@@ -626,12 +633,19 @@ def _lock(key: str) -> int | None:
         fd = os.open(os.path.join(_STATE["dir"], f"{key}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        except OSError:
+            break
+    os.close(fd)
+    return None
 
 
 def _gitignore(directory: str) -> None:

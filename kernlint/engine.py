@@ -408,24 +408,14 @@ def lint_source(
         rule.check(ctx)
     if not tree_rules and "tree" in ctx.__dict__ and ctx.tree is None:
         # A byte rule looked at the tree (e.g. after its own prefilter) and found none.
-        result.warnings.append(_parse_warning(ctx))
+        _unparsable(ctx, registry, enabled_codes, result)
 
     if tree_rules:
         tree = ctx.tree
         if tree is None:
-            syntax = registry.by_name[META_SYNTAX]
-            if syntax.code in enabled_codes and not ctx.parse_too_deep:
-                line, col = ctx._syntax_error_at
-                line = max(1, min(line, len(source.line_starts)))
-                offset = source.offset_of(line, max(col, 1))
-                ctx.rule = syntax
-                ctx.report(offset, offset, f"cannot parse: {ctx.parse_error}")
-            else:
-                result.warnings.append(_parse_warning(ctx))
+            _unparsable(ctx, registry, enabled_codes, result)
         else:
             for rule in tree_rules:
-                if rule.name == META_SYNTAX:
-                    continue
                 if rule.check is not None:
                     ctx.rule = rule
                     rule.check(ctx)
@@ -502,6 +492,26 @@ def unparsed_regions(ctx) -> list[tuple[int, int, str]]:
         else:
             out.append((first, last, ""))
     return out
+
+
+def _unparsable(ctx, registry, enabled_codes, result) -> None:
+    """A file a rule needed to read and could not: a syntax-error finding where that rule is
+    enabled (Python), else a warning naming the file."""
+    syntax = registry.by_name[META_SYNTAX]
+    if (
+        ctx.source.language == "python"
+        and syntax.code in enabled_codes
+        and not ctx.parse_too_deep
+        and getattr(ctx, "_syntax_error_at", None) is not None
+    ):
+        source = ctx.source
+        line, col = ctx._syntax_error_at
+        line = max(1, min(line, len(source.line_starts)))
+        offset = source.offset_of(line, max(col, 1))
+        ctx.rule = syntax
+        ctx.report(offset, offset, f"cannot parse: {ctx.parse_error}")
+    else:
+        result.warnings.append(_parse_warning(ctx))
 
 
 def _parse_warning(ctx) -> str:

@@ -14,7 +14,7 @@ from kernlint.jitscope import generated_reason
 from kernlint.runner import lint_paths
 
 LICENSE = "/*\n * Copyright (c) 2026.\n * SPDX-License-Identifier: Apache-2.0\n */\n\n"
-KERNEL = "__global__ void k(float* out, const float* in) { out[0] = in[0]; }\n"
+KERNEL = "__global__ void k(float* out, const float* in) { out[threadIdx.x] = in[0]; }\n"
 
 
 def _lint(root, rel, text, select, config=None):
@@ -164,7 +164,7 @@ def test_generated_files_in_statistics_show_skipped_and_inspect(tmp_path):
 # -- kernel-pointer-not-restrict: aliased pointers -----------------------------------------------
 def test_cu003_same_argument_at_a_launch(tmp_path):
     text = """\
-    __global__ void upd(const float* h0, const int* cu, float* ht, float* o) { ht[0] = h0[cu[0]]; o[0] = 0; }
+    __global__ void upd(const float* h0, const int* cu, float* ht, float* o) { ht[threadIdx.x] = h0[cu[0]]; o[threadIdx.x] = 0; }
     void launch(float* state, const int* cu, float* o, cudaStream_t s) {
       upd<<<1, 1, 0, s>>>(state, cu, state, o);
     }
@@ -185,7 +185,7 @@ def test_cu003_same_argument_at_a_launch(tmp_path):
 )
 def test_cu003_same_argument_at_other_launch_forms(tmp_path, launch):
     text = f"""\
-    __global__ void upd(float* ht, const float* h0, float* o) {{ ht[0] = h0[0]; o[0] = 1; }}
+    __global__ void upd(float* ht, const float* h0, float* o) {{ ht[threadIdx.x] = h0[0]; o[threadIdx.x] = 1; }}
     void launch(float* state, float* o, int device, hipStream_t s) {{ {launch} }}
     """
     assert _restrict(tmp_path, text) == ["o"]
@@ -195,19 +195,19 @@ def test_cu003_alias_comment_in_the_parameter_list(tmp_path):
     text = """\
     __global__ void denorm(const float* value,  // may be `out` itself (in place)
                            float* out, const float* scale) {
-      out[0] = value[0] * scale[0];
+      out[threadIdx.x] = value[0] * scale[0];
     }
     """
     assert _restrict(tmp_path, text) == ["scale"]
     # "in place" alone says the buffer is read and written, not that another one aliases it.
     text = """\
     __global__ void upd(float* x,  // updated in place
-                        const float* y) { x[0] += y[0]; }
+                        const float* y) { x[threadIdx.x] += y[threadIdx.x]; }
     """
     assert _restrict(tmp_path, text) == ["x", "y"]
     text = """\
     __global__ void upd(float* x,  // aliases another buffer on some paths
-                        const float* y) { x[0] += y[0]; }
+                        const float* y) { x[threadIdx.x] += y[threadIdx.x]; }
     """
     assert _restrict(tmp_path, text) == ["y"]
 
@@ -219,7 +219,7 @@ def test_cu003_pointer_to_a_struct_another_parameter_holds(tmp_path):
     struct RankData { const void* ptrs[8]; };
     __global__ void reduce(RankData* dp, RankSignals sg, Signal* self_sg, float* out, int rank) {
       sg.signals[rank]->counter[0] = 1;
-      out[0] = self_sg->counter[0] + *(const float*)dp->ptrs[0];
+      out[threadIdx.x] = self_sg->counter[0] + *(const float*)dp->ptrs[0];
     }
     """
     assert _restrict(tmp_path, text) == ["dp", "out"]
@@ -227,7 +227,7 @@ def test_cu003_pointer_to_a_struct_another_parameter_holds(tmp_path):
     # layout, not evidence of aliasing.
     text = """\
     struct Params { const float* in; float* scratch; int n; };
-    __global__ void k(const Params params, float* out) { out[0] = params.in[0]; }
+    __global__ void k(const Params params, float* out) { out[threadIdx.x] = params.in[0]; }
     """
     assert _restrict(tmp_path, text) == ["out"]
 
@@ -244,8 +244,8 @@ def test_cu003_the_only_pointer_beside_scalars(tmp_path):
     # Beside a struct that holds pointers, or an unknown type, it is reported.
     text = """\
     struct Offsets { int* base; };
-    __global__ void pre(int* sizes, Offsets off) { sizes[0] = off.base[0]; }
-    __global__ void pre2(int* sizes, Functor f) { sizes[0] = f(0); }
+    __global__ void pre(int* sizes, Offsets off) { sizes[threadIdx.x] = off.base[0]; }
+    __global__ void pre2(int* sizes, Functor f) { sizes[threadIdx.x] = f(0); }
     """
     assert _restrict(tmp_path, text) == ["sizes", "sizes"]
 
@@ -265,9 +265,9 @@ def test_cu003_never_dereferenced(tmp_path):
     assert _restrict(tmp_path, text) == ["a_ptrs", "offsets"]
     # One dereference, an unknown callee, or a local alias is enough to report it.
     text = """\
-    __global__ void k1(float* base, float* out) { out[0] = base[0]; asm("" ::"l"(base)); }
-    __global__ void k2(float* base, float* out) { consume(base); out[0] = 0; }
-    __global__ void k3(float* base, float* out) { float* q = base + 1; q[0] = out[0]; }
+    __global__ void k1(float* base, float* out) { out[threadIdx.x] = base[0]; asm("" ::"l"(base)); }
+    __global__ void k2(float* base, float* out) { consume(base); out[threadIdx.x] = 0; }
+    __global__ void k3(float* base, float* out) { float* q = base + 1; q[0] = out[threadIdx.x]; }
     """
     assert _restrict(tmp_path, text) == ["base", "base", "base", "out", "out", "out"]
 

@@ -87,10 +87,15 @@ def _seeds(files, pick):
 def _restrict_seeds(data):
     if b"__restrict__" not in data or b"__global__" not in data:
         return
+    from kernlint.cpp.aliasing import never_dereferenced
+
     for kernel in _facts(data).kernels:
+        body = kernel.node.child_by_field_name("body")
         for p in parameters(kernel.node):
             if p.pointer_depth != 1 or not p.restrict or p.own_pointer is None:
                 continue
+            if never_dereferenced(body, p.name):
+                continue  # (read only through asm or address arithmetic: not reported by design)
             for q in p.own_pointer.children:
                 if q.text == b"__restrict__":
                     end = q.end_byte + (1 if data[q.end_byte : q.end_byte + 1] == b" " else 0)

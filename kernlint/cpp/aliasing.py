@@ -15,8 +15,10 @@ A parameter is left alone when
     the file does not define whose name holds the pointee type's name (`aiter::RankSignals`
     next to `aiter::Signal*`);
 * it points to **`volatile`** data: every access is volatile already (`volatile_pointee`);
-* it is a **scalar slot of a signalling kernel** (`signal_slot`): the kernel takes a pointer to
-  `volatile` data, and this pointer is used at most twice, each time as a plain `*p`;
+* it is a **scalar slot** (`scalar_slot`): every use a null test or an access to one element
+  the whole block shares (`*p`, `p[0]`, `p[blockIdx.x]`), at most two accesses, in a kernel
+  that takes a pointer to `volatile` data, or written once and read at most once through a
+  pointer to non-const data;
 * it is the kernel's **only data pointer** and every other parameter is a scalar (a builtin
   arithmetic type, a fixed-width integer name, the pointee type itself, or a struct or struct
   template of this file whose fields are all scalars or arrays of them): there is no other
@@ -25,8 +27,9 @@ A parameter is left alone when
   asm, a comparison, pointer arithmetic whose result is stored into memory as a value
   (`offsets[i] = base + k`), a cast to an integer, a `volatile` cast, the global-address
   argument of a TMA-descriptor setter (which stores it as an integer), or an argument of a
-  memory-ordering accessor (a callee named `*volatile*`, `*acquire*`, `*release*`), whose
-  accesses the compiler may not cache or reorder anyway; a local pointer initialized from it
+  memory-ordering accessor (a callee named `*volatile*`, `*acquire*`, `*release*`) or the
+  address of a cache-hinted load or store (`__ldg`, `__ldca`, `__stcs`, ...: inline asm),
+  whose accesses the compiler may not cache or reorder anyway; a local pointer initialized from it
   (`T* q = p + k;`) is followed through its own uses.
 
 Every answer errs toward "not shown": an unknown use counts as a dereference, and a kernel
@@ -94,6 +97,22 @@ _TMA_ADDRESS_ARG = {
     "cuTensorMapEncodeIm2colWide": 3,
     "cuTensorMapReplaceAddress": 1,
 }
+# Cache-hinted loads and stores: inline asm in CUDA's headers, whose address argument the
+# compiler does not dereference (so `__restrict__` cannot change those accesses).
+_ASM_ACCESSORS = frozenset(
+    {
+        "__ldg",
+        "__ldca",
+        "__ldcg",
+        "__ldcs",
+        "__ldlu",
+        "__ldcv",
+        "__stcg",
+        "__stcs",
+        "__stwb",
+        "__stwt",
+    }
+)
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast"})
 _CAST_TEMPLATE = re.compile(r"\b(static|reinterpret|const)_cast\s*<[^()]*?>\s*")
 _NULL = frozenset({"nullptr", "NULL", "0", "0L"})
@@ -279,34 +298,96 @@ def volatile_pointee(param) -> bool:
     )
 
 
-# -- scalar slots of a signalling kernel -------------------------------------------------------
-def signal_slot(body, params, param) -> bool:
-    """In a kernel that takes a pointer to `volatile` data (a flag polled or set across
-    devices or by the host), is `param` a scalar slot beside it: used at most twice, every
-    use a plain dereference `*p` (a target to wait for, a timeout flag, a sequence counter)?
-    `__restrict__` cannot change one load or one store of a scalar."""
+# -- scalar slots -----------------------------------------------------------------------------
+_PER_BLOCK_INDEX = re.compile(
+    r"(?:\s|[-+*()]|\d+[uUlL]*|blockIdx\s*\.\s*[xyz]|gridDim\s*\.\s*[xyz])*"
+)
+_NULLS = frozenset({"nullptr", "NULL", "0"})
+
+
+def scalar_slot(body, params, param) -> bool:
+    """Is `param` a scalar slot, whose one load or one store `__restrict__` cannot change?
+    Every use is a null test or an access to one element the whole block shares (`*p`,
+    `p[0]`, `p[blockIdx.x]`), with at most two accesses, and
+
+    * the kernel takes a pointer to `volatile` data (a signalling kernel: the slots beside the
+      flag are a target to wait for, a timeout flag, a sequence counter), or
+    * the pointee is not const, the slot is written once and read at most once (a per-block
+      result or counter: `if (tid == 0) *scale_out = s;`, `c = counters[blockIdx.x]; ...;
+      counters[blockIdx.x] = c + n;`). A const slot read once stays reported: `const T*
+      __restrict__` lets that load take the read-only path."""
     if body is None or body.has_error or not param.name or param.pointer_depth != 1:
         return False
-    if not any(p is not param and volatile_pointee(p) for p in params):
+    signalling = any(p is not param and volatile_pointee(p) for p in params)
+    if not signalling and param.pointee_const:
         return False
     uses = identifier_nodes(body, param.name.encode(), body.text)
-    if not uses or len(uses) > 2:
+    if not uses:
         return False
+    reads = writes = 0
     for ident in uses:
         if ident.type != "identifier":
             return False
-        parent = ident.parent
+        node, parent = ident, ident.parent
         while parent is not None and parent.type == "parenthesized_expression":
-            parent = parent.parent
-        if parent is None or parent.type != "pointer_expression":
+            node, parent = parent, parent.parent
+        if parent is None:
             return False
+        if _null_test(parent, node):
+            continue
+        if parent.type == "pointer_expression":
+            op = parent.child_by_field_name("operator")
+            if op is None or op.type != "*":
+                return False
+        elif parent.type == "subscript_expression" and _is_field(parent, "argument", node):
+            index = parent.child_by_field_name("indices")
+            text = index.text.decode("utf-8", "replace")[1:-1] if index is not None else ""
+            if not _PER_BLOCK_INDEX.fullmatch(text):
+                return False
+        else:
+            return False
+        access, up = parent, parent.parent
+        while up is not None and up.type == "parenthesized_expression":
+            access, up = up, up.parent
+        if up is not None and up.type == "assignment_expression" and _is_field(up, "left", access):
+            op = up.child_by_field_name("operator")
+            writes += 1
+            if op is not None and op.type != "=":
+                reads += 1  # (`+=`: read and written)
+        elif up is not None and up.type == "update_expression":
+            reads += 1
+            writes += 1
+        else:
+            reads += 1
+    if reads + writes > 2 or reads + writes == 0:
+        return False
+    if signalling:
+        return True
+    return writes == 1 and reads <= 1
+
+
+def _null_test(parent, node) -> bool:
+    """`p != nullptr`, `p == NULL`, `!p`, `if (p)`: a test of the pointer, no access."""
+    if parent.type == "binary_expression":
         op = parent.child_by_field_name("operator")
-        if op is None or op.type != "*":
+        if op is None or op.type not in ("==", "!="):
             return False
-    return True
+        other = parent.child_by_field_name("right" if _is_field(parent, "left", node) else "left")
+        return other is not None and (other.type == "null" or other.text.decode() in _NULLS)
+    if parent.type == "unary_expression":
+        op = parent.child_by_field_name("operator")
+        return op is not None and op.type == "!"
+    return parent.type in ("condition_clause",)
 
 
 # -- never dereferenced ----------------------------------------------------------------------
+def unused(body, name: str) -> bool:
+    """Is the parameter `name` not used at all in a body that parsed cleanly?"""
+    if body is None or body.has_error or not name:
+        return False
+    return not identifier_nodes(body, name.encode(), body.text)
+
+
 def never_dereferenced(body, name: str) -> bool:
     """Does no C++ code in `body` access memory through the pointer `name`? (At least one
     use; every use one of those the module's docs list.)"""
@@ -342,6 +423,14 @@ def _no_access(node, parent_of, body=None, seeker=None, depth: int = 0) -> bool:
         if t == "parenthesized_expression":
             node = parent
             continue
+        if t == "subscript_expression" and _is_field(parent, "argument", node):
+            up = parent_of(parent)
+            if up is not None and up.type == "pointer_expression":
+                op = up.child_by_field_name("operator")
+                if op is not None and op.type == "&":
+                    node = up  # `&p[i]`: the address `p + i`, no access
+                    continue
+            return False
         if t == "binary_expression":
             op = parent.child_by_field_name("operator")
             op = op.type if op is not None else ""
@@ -374,6 +463,9 @@ def _no_access(node, parent_of, body=None, seeker=None, depth: int = 0) -> bool:
                     return verdict
                 node = call
                 continue
+            if fn in _ASM_ACCESSORS:
+                args = [c for c in parent.named_children if c.type != "comment"]
+                return bool(args) and args[0].id == node.id
             position = _TMA_ADDRESS_ARG.get(fn)
             if position is not None:
                 args = [c for c in parent.named_children if c.type != "comment"]

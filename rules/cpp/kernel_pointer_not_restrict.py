@@ -32,10 +32,15 @@ Not reported either, where `__restrict__` would be a false promise or could chan
 * a pointer to **`volatile`** data (`volatile int* flag`, a cross-GPU or host-polled flag):
   every access through it is a volatile access the compiler may not cache, merge or reorder,
   with `__restrict__` or without (a volatile pointer variable, `int* volatile p`, is reported);
-* a **scalar slot of a signalling kernel**: in a kernel that also takes a pointer to
-  `volatile` data, a pointer used at most twice, each time as a plain `*p` (the target a
-  spin-wait kernel waits for, a timeout flag, a sequence counter): one load or one store of a
-  scalar is all there is, and `__restrict__` cannot change it;
+* a **scalar slot**: a pointer whose every use is a null test or an access to one element
+  the whole block shares (`*p`, `p[0]`, `p[blockIdx.x]`), at most two accesses, either in a
+  kernel that also takes a pointer to `volatile` data (the target a spin-wait kernel waits
+  for, a timeout flag, a sequence counter) or, for a pointer to non-const data, written once
+  and read at most once (`if (tid == 0) *scale_out = s;`, a per-block counter loaded at entry
+  and stored at exit): one load or one store of a scalar is all there is, and `__restrict__`
+  cannot change it (a `const` slot read once is reported: `const T* __restrict__` lets that
+  load take the read-only path);
+* a pointer the kernel does not use at all;
 * the kernel's **only pointer**, when every other parameter is a scalar (a builtin or
   fixed-width type, the pointee type, a struct or struct template of the file whose members
   are scalars or arrays of them, such as `InputArray<N>` holding `int values[N]`): nothing for
@@ -47,8 +52,11 @@ Not reported either, where `__restrict__` would be a false promise or could chan
   an integer (`cudaSetTmaTileDescriptor`, `cudaSetTmaIm2ColDescriptor`,
   `cuTensorMapEncodeTiled`, `cuTensorMapEncodeIm2col`, `cuTensorMapEncodeIm2colWide`,
   `cuTensorMapReplaceAddress`; the descriptor argument is written, so it counts as a
-  dereference), and arguments of memory-ordering accessors (a callee named `*volatile*`,
-  `*acquire*` or `*release*`: cross-GPU flags), accesses the compiler may not optimize anyway.
+  dereference), arguments of memory-ordering accessors (a callee named `*volatile*`,
+  `*acquire*` or `*release*`: cross-GPU flags) and the address (`p`, `p + i`, `&p[i]`) of a
+  cache-hinted load or store (`__ldg`, `__ldca`, `__ldcg`, `__ldcs`, `__ldlu`, `__ldcv`,
+  `__stcg`, `__stcs`, `__stwb`, `__stwt`: inline asm in CUDA's headers), accesses the compiler
+  may not optimize anyway.
   A local pointer initialized from the parameter (`T* q = (T*)p + off;`) carries it on: its
   uses are judged the same way.
 
@@ -60,10 +68,12 @@ Findings the file alone cannot tell are false, accepted as known false positives
   parameter: the file shows neither the members nor the aliasing);
 * a kernel called **in place** only by callers outside the file (a Python binding passing the
   same tensor as input and output), with no launch or comment in the file saying so;
-* a pointer **touched once** in a single-thread kernel without a `volatile` flag beside it:
-  `__restrict__` could change nothing there, but "touched once" cannot be told apart from the
-  ordinary one-load-per-thread kernel, where `const T* __restrict__` does enable the read-only
-  data path.
+* a pointer **touched once** at an element each thread picks (`p[tid] = v;` in a
+  single-thread launch, or a read after which nothing is stored): `__restrict__` could change
+  nothing there, but that cannot be told apart from the ordinary one-element-per-thread
+  kernel, where it does matter;
+* a pointer only handed to a callee the file cannot see into (a template parameter's
+  `Kernel::run(a, b, ...)`) that uses it only as an address (an AMD buffer resource).
 
 Misses accepted the other way: in a kernel with a `volatile` flag, a pointer read once as
 `*p` in every thread (`auto dp = *rank_data;`) is taken for a scalar slot and not reported.
@@ -113,7 +123,13 @@ compiles them with nvcc.
 
 from __future__ import annotations
 
-from kernlint.cpp.aliasing import Aliasing, never_dereferenced, signal_slot, volatile_pointee
+from kernlint.cpp.aliasing import (
+    Aliasing,
+    never_dereferenced,
+    scalar_slot,
+    unused,
+    volatile_pointee,
+)
 from kernlint.cpp.fix_safety import FixSafety, Shape, display_name
 from kernlint.model import Edit, Fix, Rule
 
@@ -155,8 +171,10 @@ def check(ctx) -> None:
                 continue  # the file shows it aliased: `__restrict__` would be a false promise
             if evidence.sole_pointer(params, param):
                 continue  # nothing for it to alias
-            if signal_slot(body, params, param):
-                continue  # one load or store of a scalar beside a volatile flag
+            if scalar_slot(body, params, param):
+                continue  # one load or one store of a scalar the block shares
+            if unused(body, param.name):
+                continue  # (no use: nothing `__restrict__` could change)
             if never_dereferenced(body, param.name):
                 continue  # the compiler never accesses memory through it: nothing to gain
             name = f"`{param.name}`" if param.name else f"#{param.index + 1}"

@@ -558,9 +558,9 @@ def _dispatch(ctx: Context, visitors: list[Rule]) -> None:
                 ctx.rule = rule
                 rule.visit(node, ctx)
     else:
-        import ast
+        from .python import walk as _walk
 
-        for node in ast.walk(ctx.tree):
+        for node in _walk(ctx.tree):
             rules = table.get(type(node).__name__)
             if rules:
                 for rule in rules:

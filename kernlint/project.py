@@ -92,8 +92,10 @@ def _string_value(node) -> str | None:
 
 def _targets_in_tree(tree) -> set[str]:
     """FFI targets named by `cuda_wrappers=[(name, target), ...]` calls in a parsed tree."""
+    from .python import walk as _walk
+
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if not isinstance(node, ast.Call):
             continue
         for kw in node.keywords:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from ast import AST as _AST
 
 # What ends a line for Python: `\r\n`, a lone `\r` or `\n` (universal newlines).
 _BREAK = re.compile(rb"\r\n?|\n")
@@ -52,3 +53,40 @@ def parse(data: bytes, path: str = "<unknown>"):
     finally:
         if enabled:
             gc.enable()
+
+
+# Fields that hold only leaf singletons (`Load`, `Store`, `Add`, `Eq`, ...): no child worth a
+# visit, and the objects are shared between nodes (no parent of their own).
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_nodes(node) -> list:
+    """`ast.iter_child_nodes` as a list, without the leaf singletons of `ctx`/`op`/`ops`
+    fields (about a third of the nodes `ast.walk` yields), several times faster."""
+    t = type(node)
+    fields = _CHILD_FIELDS.get(t)
+    if fields is None:
+        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f not in _LEAF_FIELDS)
+    out = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            for item in value:
+                if isinstance(item, _AST):
+                    out.append(item)
+        elif isinstance(value, _AST):
+            out.append(value)
+    return out
+
+
+def walk(node):
+    """`ast.walk` (breadth first, the same order) over `child_nodes`: without the leaf
+    singletons of `ctx`/`op`/`ops` fields."""
+    from collections import deque
+
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(child_nodes(node))
+        yield node

@@ -37,6 +37,7 @@ import re
 from bisect import bisect_left
 from functools import cached_property
 
+from . import walk as _walk
 from .guards import (
     _IMPORT_ERRORS,
     AITER_ENV,
@@ -113,7 +114,7 @@ def _func_name(fn) -> str:
 
 def _mentions_aiter(expr) -> bool:
     """Does an expression name aiter (an identifier, attribute or string)?"""
-    for sub in ast.walk(expr):
+    for sub in _walk(expr):
         if isinstance(sub, ast.Name) and names_aiter(sub.id):
             return True
         if isinstance(sub, ast.Attribute) and names_aiter(sub.attr):
@@ -554,7 +555,7 @@ class Judge:
         sc = self.scope(func)
         allowed = sc.globals | sc.probes | self.module_scope.probes
         names = []
-        for sub in ast.walk(test):
+        for sub in _walk(test):
             if isinstance(sub, ast.Name):
                 names.append(sub.id)
             elif isinstance(sub, ast.Call) and not self._is_probe_call(sub):

@@ -7,6 +7,8 @@ import ast
 import re
 from functools import cached_property
 
+from . import child_nodes
+
 
 class PyFacts:
     def __init__(self, tree, source) -> None:
@@ -126,7 +128,7 @@ def header_walk(stmt):
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.stmt, ast.ExceptHandler)):
                 continue
             stack.append(child)

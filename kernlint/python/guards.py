@@ -29,6 +29,9 @@ import re
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
+from . import child_nodes
+from . import walk as _walk
+
 HIP_NAMES = frozenset({"_is_hip", "_is_rocm", "_IS_HIP", "_IS_ROCM"})
 HIP_CALLS = frozenset({"is_hip", "is_rocm"})
 CUDA_NAMES = frozenset({"_is_cuda", "_IS_CUDA"})
@@ -56,7 +59,7 @@ def _call_name(node) -> str | None:
 
 def reads_aiter_env(node) -> bool:
     """Does an expression read SGLANG_USE_AITER (get_bool_env_var, os.environ, os.getenv, envs)?"""
-    for sub in ast.walk(node):
+    for sub in _walk(node):
         if isinstance(sub, ast.Constant) and sub.value == AITER_ENV:
             return True
         if isinstance(sub, ast.Attribute) and sub.attr == AITER_ENV:
@@ -165,9 +168,13 @@ class Guards:
     @cached_property
     def parent(self) -> dict[int, ast.AST]:
         parent: dict[int, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
+        stack = [self.tree]
+        while stack:
+            node = stack.pop()
+            kids = child_nodes(node)
+            for child in kids:
                 parent[id(child)] = node
+            stack.extend(kids)
         return parent
 
     # -- module-level aiter gates -----------------------------------------------------------
@@ -185,7 +192,7 @@ class Guards:
                     assigns.append((target.id, stmt.value))
         readers: dict[str, list[int]] = {}  # name -> the assignments whose value reads it
         for k, (_name, value) in enumerate(assigns):
-            for sub in ast.walk(value):
+            for sub in _walk(value):
                 if isinstance(sub, ast.Name):
                     readers.setdefault(sub.id, []).append(k)
         todo = list(range(len(assigns)))
@@ -651,7 +658,7 @@ def _local_parents(stmt) -> dict[int, ast.AST]:
     stack = [stmt]
     while stack:
         n = stack.pop()
-        for child in ast.iter_child_nodes(n):
+        for child in child_nodes(n):
             if isinstance(child, ast.stmt) or isinstance(child, ast.ExceptHandler):
                 continue
             parents[id(child)] = n

@@ -10,9 +10,51 @@ from __future__ import annotations
 import ast
 
 from ..record import field, record
+from . import child_nodes
+from . import walk as _walk
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Node types the scope visit only descends into (none binds, uses or opens a scope itself).
+_PLAIN = frozenset(
+    {
+        ast.Attribute,
+        ast.Call,
+        ast.Expr,
+        ast.Assign,
+        ast.AugAssign,
+        ast.BinOp,
+        ast.BoolOp,
+        ast.UnaryOp,
+        ast.Compare,
+        ast.Subscript,
+        ast.Slice,
+        ast.Tuple,
+        ast.List,
+        ast.Dict,
+        ast.Set,
+        ast.keyword,
+        ast.If,
+        ast.For,
+        ast.AsyncFor,
+        ast.While,
+        ast.With,
+        ast.AsyncWith,
+        ast.withitem,
+        ast.Return,
+        ast.Raise,
+        ast.Assert,
+        ast.Try,
+        ast.IfExp,
+        ast.JoinedStr,
+        ast.FormattedValue,
+        ast.Starred,
+        ast.Await,
+        ast.Yield,
+        ast.YieldFrom,
+        ast.Delete,
+    }
+)
 
 
 @record(eq=False)
@@ -57,7 +99,7 @@ def _is_global(scope: Scope, name: str) -> bool:
     (The node is walked once per scope, not once per use.)"""
     if scope.global_names is None:
         scope.global_names = frozenset(
-            n for stmt in ast.walk(scope.node) if isinstance(stmt, ast.Global) for n in stmt.names
+            n for stmt in _walk(scope.node) if isinstance(stmt, ast.Global) for n in stmt.names
         )
     return name in scope.global_names
 
@@ -72,7 +114,7 @@ def build(tree: ast.Module) -> list[Scope]:
     stack: list = []
 
     def bind_target(target, scope, stmt):
-        for node in ast.walk(target):
+        for node in _walk(target):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 scope.bind(node.id, stmt)
 
@@ -98,7 +140,7 @@ def build(tree: ast.Module) -> list[Scope]:
         stack.extend(reversed(work))
 
     def children(node, scope):
-        then([(child, scope) for child in ast.iter_child_nodes(node)])
+        then([(child, scope) for child in child_nodes(node)])
 
     def enter(node, kind, scope, params, body):
         """Create the node's scope, then visit `body` in it (after what came before)."""
@@ -124,6 +166,18 @@ def build(tree: ast.Module) -> list[Scope]:
         then(work)
 
     def visit_node(node, scope):
+        t = node.__class__
+        if t is ast.Name:  # (the most common nodes first: one type test, not a chain)
+            if node.ctx.__class__ is ast.Load:
+                scope.uses.append((node.id, node))
+            else:
+                scope.bind(node.id, node)  # (a store, or del: treat as touching the binding)
+            return
+        if t in _PLAIN:
+            then([(child, scope) for child in child_nodes(node)])
+            return
+        if t is ast.Constant:
+            return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope.bind(node.name, node)
             work = [(d, scope) for d in node.decorator_list]

@@ -50,6 +50,7 @@ import ast
 import re
 
 from kernlint.model import Rule
+from kernlint.python import walk as _walk
 from kernlint.python.facts import node_span
 
 RULE = Rule(
@@ -102,10 +103,10 @@ def _reads_flag(value) -> bool:
     (`{"SGLANG_USE_AITER": "1"}`, `env_vars={...}`). A string read that stays a string
     (`old = os.environ.get("SGLANG_USE_AITER")`, saved to restore later) is not a flag."""
     parents = {}
-    for sub in ast.walk(value):
+    for sub in _walk(value):
         for child in ast.iter_child_nodes(sub):
             parents[id(child)] = sub
-    for sub in ast.walk(value):
+    for sub in _walk(value):
         kind = _read_kind(sub, parents)
         if kind == "bool":
             return True

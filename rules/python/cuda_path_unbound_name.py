@@ -101,6 +101,8 @@ import ast
 import re
 
 from kernlint.model import Rule
+from kernlint.python import child_nodes
+from kernlint.python import walk as _walk
 from kernlint.python.facts import node_span
 
 RULE = Rule(
@@ -194,10 +196,6 @@ def check(ctx) -> None:
         for name, bindings in scope.bindings.items():
             if name in scope.params or name in scope.declared or name not in uses_by_name:
                 continue
-            # Bound only where CUDA definitely never runs (known platform conditions only).
-            # ROCm/aiter branches only: NPU/XPU/CPU code has dispatch conventions of its own.
-            if any(guards.on_cuda(b, others=False) is not False for b in bindings):
-                continue
             by_scope = resolved.get(name)
             if by_scope is None:
                 by_scope = resolved[name] = {}
@@ -207,6 +205,10 @@ def check(ctx) -> None:
                         by_scope.setdefault(id(target), []).append(use)
             uses = by_scope.get(id(scope))
             if not uses:
+                continue  # (no use reads this binding: the costlier question is not asked)
+            # Bound only where CUDA definitely never runs (known platform conditions only).
+            # ROCm/aiter branches only: NPU/XPU/CPU code has dispatch conventions of its own.
+            if any(guards.on_cuda(b, others=False) is not False for b in bindings):
                 continue
             guard = _first_false_condition(bindings[0], guards, platform)
             kind = "UnboundLocalError" if scope.kind == "function" else "NameError"
@@ -251,7 +253,7 @@ def _own_returns(func) -> list:
         if isinstance(n, ast.Return):
             out.append(n)
         elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(child_nodes(n))
     return out
 
 
@@ -376,7 +378,7 @@ class _Platform:
         if self._refs is None:
             names: dict[str, list] = {}
             attrs: dict[str, list] = {}
-            for n in ast.walk(self.ctx.tree):
+            for n in _walk(self.ctx.tree):
                 if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
                     names.setdefault(n.id, []).append(n)
                 elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
@@ -423,7 +425,7 @@ class _Platform:
         if self._subclassed is None:
             self._subclassed = {
                 base.id if isinstance(base, ast.Name) else getattr(base, "attr", None)
-                for n in ast.walk(self.ctx.tree)
+                for n in _walk(self.ctx.tree)
                 if isinstance(n, ast.ClassDef)
                 for base in n.bases
             }
@@ -503,7 +505,7 @@ class _Platform:
             return False
         text = " ".join(
             n.value
-            for n in ast.walk(last.exc)
+            for n in _walk(last.exc)
             if isinstance(n, ast.Constant) and isinstance(n.value, str)
         )
         return _REQUIRES_PLATFORM.search(text) is not None
@@ -536,7 +538,7 @@ class _Platform:
         """Methods by name, for the names only one class of the module defines."""
         if self._method_index is None:
             seen: dict = {}
-            for n in ast.walk(self.ctx.tree):
+            for n in _walk(self.ctx.tree):
                 if isinstance(n, ast.ClassDef):
                     for item in n.body:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -569,7 +571,7 @@ class _Platform:
         if _PLATFORM_WORDS.search(self.text(test)):
             return True
         local = self.guards.local_functions
-        for sub in ast.walk(test):
+        for sub in _walk(test):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
                 func = local.get(sub.func.id)
                 if func is not None and self._names_platform(func):

@@ -54,6 +54,7 @@ import fnmatch
 import os
 
 from kernlint.model import Rule
+from kernlint.python import walk as _walk
 from kernlint.python.facts import node_span
 
 RULE = Rule(
@@ -97,7 +98,7 @@ def check(ctx) -> None:
     if not is_jit_benchmark(ctx.source.abspath or ctx.source.path, ctx.settings):
         return
     facts = ctx.facts
-    for node in ast.walk(ctx.tree):
+    for node in _walk(ctx.tree):
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(
             getattr(node, "ctx", None), ast.Load
         ):

@@ -124,6 +124,7 @@ import re
 
 from kernlint.config import import_time_policy
 from kernlint.model import Rule
+from kernlint.python import walk as _walk
 from kernlint.python.facts import AITER_LINE, imports_by_call, node_span
 
 # The lines of a skeleton (engine.Context.tree) that can hold an aiter import statement:
@@ -265,7 +266,7 @@ def _defaults(judge, test) -> str:
     import ast
 
     on = []
-    for sub in ast.walk(test):
+    for sub in _walk(test):
         env = judge._env_read(sub) if isinstance(sub, ast.Call) else None
         if env is not None and env[1] is True and env[0] not in on:
             on.append(env[0])

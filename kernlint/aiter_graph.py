@@ -41,6 +41,7 @@ from collections import deque
 
 MAX_HOPS = 6
 MAX_FILE = 8 * 1024 * 1024  # larger files are not read for the import index
+EAGER_INDEX = 32  # a run with this many files naming aiter indexes their packages up front
 
 _NAME = re.compile(rb"([\w.]+)(?:[ \t]+as[ \t]+\w+)?")
 _ENV_DEFAULT = re.compile(
@@ -504,8 +505,40 @@ def env_for(name: str | None) -> dict | None:
         return None
     for top in _RUN_TOPS + sorted(_PACKAGES):
         if os.path.basename(top) == name:
-            return _package(top).env
+            pkg = _PACKAGES.get(top)
+            return pkg.env if pkg is not None else LazyEnv(top)
     return None
+
+
+def module_for(abspath: str) -> str | None:
+    """The dotted module name of a file in a package (None outside any), without indexing
+    the package."""
+    path = os.path.abspath(abspath)
+    top = top_package(os.path.dirname(path))
+    if top is None:
+        return None
+    pkg = _PACKAGES.get(top)
+    pf = pkg.files.get(path) if pkg is not None else None
+    return pf.module if pf is not None else module_of(path, top)[0]
+
+
+class LazyEnv:
+    """The environment defaults of a package, read when a condition first asks for one."""
+
+    def __init__(self, top: str) -> None:
+        self.top = top
+        self._env: dict | None = None
+
+    def _load(self) -> dict:
+        if self._env is None:
+            self._env = _package(self.top).env
+        return self._env
+
+    def __contains__(self, name) -> bool:
+        return name in self._load()
+
+    def __getitem__(self, name):
+        return self._load()[name]
 
 
 def facts_for(abspath: str) -> tuple:
@@ -565,11 +598,15 @@ def collect(paths, keys: bool = False) -> None:
             read(path)
     if not _AITER_FILES:
         return
+    # Built here, once, where many files may ask (the workers share it); a run that checks a
+    # few files builds it only if one of them needs it (a pure function of the files: the
+    # same answers either way).
+    eager = len(_AITER_FILES) >= EAGER_INDEX
     for top in _RUN_TOPS:
         if keys or any(p in _AITER_FILES for p in by_top[top]):
             if keys:
                 _complete(top)
-            else:
+            elif eager:
                 _package(top)
 
 

@@ -4,6 +4,7 @@ disk whatever is checked; environment defaults; the cache; the same answers in a
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from cli_support import run
@@ -198,3 +199,35 @@ def test_inspect_says_why_an_import_is_not_reported(tmp_path):
     assert "every import of it is guarded" in item["reachable"]
     p = run("inspect", "pkg/quant.py", cwd=tmp_path)
     assert "reachable policy: reported: runs on ROCm without aiter enabled" in p.stdout
+
+
+def test_gated_imports_alone_do_not_index_the_package(tmp_path, monkeypatch):
+    """A check of a few files whose aiter imports are all silent on their own evidence (under
+    the gate, in an ImportError guard) reads no import graph: pre-commit stays fast."""
+    import kernlint.runner as runner
+
+    built = []
+    real = aiter_graph.Package.__init__
+
+    def counting(self, top, *args):
+        built.append(top)
+        real(self, top, *args)
+
+    monkeypatch.setattr(aiter_graph.Package, "__init__", counting)
+    _write(tmp_path, PACKAGE)
+    res = runner.lint_paths([str(tmp_path / "pkg" / "layers.py")], select=["PY001"], warn=print)
+    assert [d for r in res for d in r.diagnostics] == [] and built == []
+    res = runner.lint_paths([str(tmp_path / "pkg" / "quant.py")], select=["PY001"], warn=print)
+    assert [d.line for r in res for d in r.diagnostics] == [3]  # (needs the graph: read)
+    assert built == [str(tmp_path / "pkg")]
+
+
+@pytest.mark.parametrize("eager", [1, 10**6])
+def test_indexing_up_front_or_on_demand_gives_the_same_findings(tmp_path, monkeypatch, eager):
+    import kernlint.runner as runner
+
+    _write(tmp_path, PACKAGE)
+    monkeypatch.setattr(aiter_graph, "EAGER_INDEX", eager)
+    res = runner.lint_paths([str(tmp_path / "pkg")], select=["PY001"], warn=print)
+    got = sorted((os.path.relpath(r.path, tmp_path), d.line) for r in res for d in r.diagnostics)
+    assert got == [("pkg/helper.py", 3), ("pkg/model.py", 1), ("pkg/quant.py", 3)]

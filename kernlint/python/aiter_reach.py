@@ -897,6 +897,19 @@ def explain(ctx, reasons: bool = False) -> tuple:
     if not facts.aiter_imports:
         return None, []
     abspath = ctx.source.abspath
+    if abspath and not reasons:
+        # Where every import is silent on the file's own evidence, the module's place in its
+        # package's import graph cannot make one reported: the graph is not read (a check of
+        # a few files stays fast). Otherwise, or to explain each import, it is.
+        module = aiter_graph.module_for(abspath)
+        env = aiter_graph.env_for(envs_package(ctx.tree, module))
+        judge = Judge(ctx.tree, facts.guards, env, module)
+        verdicts = [judge.verdict(node, reasons) for node, _ in facts.aiter_imports]
+        if all(v.kind == "silent" for v in verdicts):
+            return judge, [
+                (node, name, None, v.detail)
+                for (node, name), v in zip(facts.aiter_imports, verdicts, strict=True)
+            ]
     if abspath:
         module, (status, evidence, reached_on) = aiter_graph.facts_for(abspath)
     else:

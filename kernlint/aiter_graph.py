@@ -57,40 +57,61 @@ class Record:
 
     __slots__ = ("file", "offset", "indented", "targets", "names", "verdict")
 
-    def __init__(self, file, offset, indented, targets, names=-1) -> None:
+    def __init__(self, file, offset, indented, targets, names=None) -> None:
         self.file = file
         self.offset = offset
         self.indented = indented
         self.targets = targets  # the modules it names (`from X import ...`: X)
-        self.names = names  # `from X import a, b`: where `a, b` starts (maybe submodules)
+        self.names = names  # `from X import a, b`: the text of `a, b` (maybe submodules)
         self.verdict = None  # the site's Verdict, once judged (indented ones only)
 
     def imports_submodule(self, name: str) -> bool:
         """Does `from X import ...` name `name` (a submodule of X)?"""
-        if self.names < 0:
+        if self.names is None:
             return False
-        data = self.file.data
-        end = data.find(b"\n", self.names)
-        end = len(data) if end < 0 else end
-        names = data[self.names : end]
-        if b"(" in names and b")" not in names:
-            close = data.find(b")", end)
-            names = data[self.names : close if close > 0 else end]
-        elif b"#" in names:
-            names = names.split(b"#", 1)[0]
-        return re.search(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b", names) is not None
+        return re.search(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b", self.names) is not None
+
+
+def _imported_names(data: bytes, at: int) -> bytes:
+    """The text of `a, b` in `from X import a, b` starting at `at` (a parenthesized list
+    across lines included, a trailing comment left out)."""
+    end = data.find(b"\n", at)
+    end = len(data) if end < 0 else end
+    names = data[at:end]
+    if b"(" in names and b")" not in names:
+        close = data.find(b")", end)
+        names = data[at : close if close > 0 else end]
+    elif b"#" in names:
+        names = names.split(b"#", 1)[0]
+    return names
 
 
 class PackageFile:
-    __slots__ = ("path", "module", "is_pkg", "data", "judge", "records")
+    __slots__ = ("path", "module", "is_pkg", "_data", "judge", "records")
 
     def __init__(self, path, module, is_pkg, data) -> None:
         self.path = path
         self.module = module
         self.is_pkg = is_pkg
-        self.data = data
+        self._data = data
         self.judge = None  # (Judge, statements by line) once parsed
         self.records: list = []
+
+    @property
+    def data(self) -> bytes:
+        """The file's bytes, read again from disk when a question needs them (an import site
+        to judge, the line of an import an explanation names) and kept from then on: the
+        index of a large tree does not hold all of its source."""
+        if self._data is None:
+            try:
+                with open(self.path, "rb") as fh:
+                    self._data = fh.read(MAX_FILE)
+            except OSError:
+                self._data = b""
+        return self._data
+
+    def release(self) -> None:
+        self._data = None
 
 
 # -- packages ---------------------------------------------------------------------------------
@@ -188,7 +209,7 @@ def import_records(pf: PackageFile, top_name: bytes) -> list[Record]:
                 continue
         else:
             base = spec.decode("ascii", "replace")
-        out.append(Record(pf, ls, ls != p, (base,), m.end()))
+        out.append(Record(pf, ls, ls != p, (base,), _imported_names(data, m.end())))
     if not (contains(data, b"import " + top_name) or contains(data, b"import\t")):
         return out
     find = data.find
@@ -264,6 +285,7 @@ class Package:
             self.by_module[module] = pf
             pf.records = import_records(pf, top_name)
             records += pf.records
+            pf.release()
             if contains(data, b"EnvBool("):
                 for k, v in env_defaults_in(data).items():
                     self.env[k] = v
@@ -495,6 +517,8 @@ def _package(top: str) -> Package:
         # (a package read whole for its fingerprint is indexed from those bytes, no file
         # read again: the index is of the contents the fingerprint names)
         pkg = _PACKAGES[top] = Package(top, _SOURCES.get(top), top in _COMPLETE)
+        if top not in _COMPLETE:
+            _SOURCES.pop(top, None)  # (read for the index only: not kept beside it)
     return pkg
 
 
@@ -587,27 +611,34 @@ def collect(paths, keys: bool = False) -> None:
             _AITER_FILES.add(path)
         return data
 
+    # Without `keys` an index is built here, once, where many files may ask (the workers
+    # share it), a package at a time as soon as the run has that many files naming aiter
+    # (its bytes are not kept beside it); a run that checks a few files builds one only if a
+    # file needs it. (A pure function of the files: the same answers either way.)
+    pending = []
     for top in _RUN_TOPS:
         loaded = _SOURCES[top] = {}
         for path in by_top[top]:
             data = read(path)
-            if data is not None:
+            if data is not None and keys:  # (else the index reads each file as it goes)
                 loaded[path] = data
+        if not keys:
+            pending.append(top)
+            if len(_AITER_FILES) >= EAGER_INDEX:
+                for t in pending:
+                    if any(p in _AITER_FILES for p in by_top[t]):
+                        _package(t)
+                    _SOURCES.pop(t, None)
+                pending.clear()
+    for t in pending:  # (no index up front: kept only where a file may ask for one)
+        if not any(p in _AITER_FILES for p in by_top[t]):
+            _SOURCES.pop(t, None)
     if keys:
         for path in scripts:
             read(path)
-    if not _AITER_FILES:
-        return
-    # Built here, once, where many files may ask (the workers share it); a run that checks a
-    # few files builds it only if one of them needs it (a pure function of the files: the
-    # same answers either way).
-    eager = len(_AITER_FILES) >= EAGER_INDEX
-    for top in _RUN_TOPS:
-        if keys or any(p in _AITER_FILES for p in by_top[top]):
-            if keys:
+        if _AITER_FILES:
+            for top in _RUN_TOPS:
                 _complete(top)
-            elif eager:
-                _package(top)
 
 
 def _complete(top: str) -> None:

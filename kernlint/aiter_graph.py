@@ -42,6 +42,7 @@ from collections import deque
 MAX_HOPS = 6
 MAX_FILE = 8 * 1024 * 1024  # larger files are not read for the import index
 EAGER_INDEX = 32  # a run with this many files naming aiter indexes their packages up front
+EAGER_FILES = 256  # a run of this many Python files indexes its packages as it reads them
 
 _NAME = re.compile(rb"([\w.]+)(?:[ \t]+as[ \t]+\w+)?")
 _ENV_DEFAULT = re.compile(
@@ -258,7 +259,9 @@ def env_defaults_in(data: bytes) -> dict:
 class Package:
     """The import index of one top-level package."""
 
-    def __init__(self, top: str, preloaded=None, complete: bool = False) -> None:
+    def __init__(self, top: str, preloaded=None, complete: bool = False, note=None) -> None:
+        """`note`: paths of the run whose naming aiter is to be recorded as they are read
+        (`_AITER_FILES`)."""
         self.top = top
         self.name = os.path.basename(top)
         self.files: dict[str, PackageFile] = {}
@@ -279,6 +282,9 @@ class Package:
                         data = fh.read()
                 except OSError:
                     continue
+            if note is not None and path in note:
+                if contains(data, b"aiter") and AITER_WORD.search(data):
+                    _AITER_FILES.add(path)
             module, is_pkg = module_of(path, top)
             pf = PackageFile(path, module, is_pkg, data)
             self.files[path] = pf
@@ -611,10 +617,23 @@ def collect(paths, keys: bool = False) -> None:
             _AITER_FILES.add(path)
         return data
 
-    # Without `keys` an index is built here, once, where many files may ask (the workers
-    # share it), a package at a time as soon as the run has that many files naming aiter
-    # (its bytes are not kept beside it); a run that checks a few files builds one only if a
-    # file needs it. (A pure function of the files: the same answers either way.)
+    if not keys and len(paths) >= EAGER_FILES:
+        # A large run without a cache: each package of the run is indexed here, once, its
+        # files read once (which of the run's files name aiter is noted as they are), and the
+        # workers share the index; a package none of whose checked files names aiter is not
+        # kept.
+        for top in _RUN_TOPS:
+            run_files = set(by_top[top])
+            pkg = Package(top, None, False, note=run_files)
+            for path in run_files - pkg.files.keys():
+                read(path)  # (a checked file the index does not hold: hidden, too large)
+            if any(p in _AITER_FILES for p in run_files):
+                _PACKAGES[top] = pkg
+        return
+    # Otherwise an index is built here as soon as the run has EAGER_INDEX files naming aiter
+    # (a package at a time, its bytes not kept beside it); a run that checks a few files
+    # builds one only if a file needs it. (A pure function of the files: the same answers
+    # either way.)
     pending = []
     for top in _RUN_TOPS:
         loaded = _SOURCES[top] = {}

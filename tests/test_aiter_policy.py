@@ -222,12 +222,17 @@ def test_gated_imports_alone_do_not_index_the_package(tmp_path, monkeypatch):
     assert built == [str(tmp_path / "pkg")]
 
 
-@pytest.mark.parametrize("eager", [1, 10**6])
-def test_indexing_up_front_or_on_demand_gives_the_same_findings(tmp_path, monkeypatch, eager):
+@pytest.mark.parametrize("files,named", [(1, 1), (10**6, 1), (10**6, 10**6)])
+def test_indexing_up_front_or_on_demand_gives_the_same_findings(
+    tmp_path, monkeypatch, files, named
+):
+    """Indexed while the files are read (a large run), once enough files name aiter, or on
+    demand (a few files): the same findings."""
     import kernlint.runner as runner
 
     _write(tmp_path, PACKAGE)
-    monkeypatch.setattr(aiter_graph, "EAGER_INDEX", eager)
+    monkeypatch.setattr(aiter_graph, "EAGER_FILES", files)
+    monkeypatch.setattr(aiter_graph, "EAGER_INDEX", named)
     res = runner.lint_paths([str(tmp_path / "pkg")], select=["PY001"], warn=print)
     got = sorted((os.path.relpath(r.path, tmp_path), d.line) for r in res for d in r.diagnostics)
     assert got == [("pkg/helper.py", 3), ("pkg/model.py", 1), ("pkg/quant.py", 3)]

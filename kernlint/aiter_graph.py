@@ -259,7 +259,7 @@ def env_defaults_in(data: bytes) -> dict:
 class Package:
     """The import index of one top-level package."""
 
-    def __init__(self, top: str, preloaded=None, complete: bool = False, note=None) -> None:
+    def __init__(self, top: str, note=None) -> None:
         """`note`: paths of the run whose naming aiter is to be recorded as they are read
         (`_AITER_FILES`)."""
         self.top = top
@@ -272,16 +272,14 @@ class Package:
         use_memmem()
         records: list[Record] = []
         top_name = self.name.encode()
-        for path in sorted(preloaded) if complete else _walk(top):
-            data = preloaded.get(path) if preloaded else None
-            if data is None:
-                try:
-                    if os.path.getsize(path) > MAX_FILE:
-                        continue
-                    with open(path, "rb") as fh:
-                        data = fh.read()
-                except OSError:
+        for path in _walk(top):
+            try:
+                if os.path.getsize(path) > MAX_FILE:
                     continue
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
             if note is not None and path in note:
                 if contains(data, b"aiter") and AITER_WORD.search(data):
                     _AITER_FILES.add(path)
@@ -496,8 +494,8 @@ _PACKAGES: dict[str, Package] = {}
 _RUN_TOPS: list[str] = []  # the top-level packages of the run's Python files, sorted
 _AITER_FILES: set[str] = set()  # the run's Python files that name aiter (cache keys)
 _FINGERPRINT: list = []  # [the fingerprint], once computed
-_SOURCES: dict[str, dict[str, bytes]] = {}  # package -> the bytes read of its files
-_COMPLETE: set[str] = set()  # the packages all of whose files are in _SOURCES
+_COMPLETE: set[str] = set()  # the packages whose files' stats are in _STATS
+_STATS: dict[str, list] = {}  # package -> (path, size, mtime_ns) of its files (cache keys)
 
 
 def reset() -> None:
@@ -505,8 +503,8 @@ def reset() -> None:
     _RUN_TOPS.clear()
     _AITER_FILES.clear()
     _FINGERPRINT.clear()
-    _SOURCES.clear()
     _COMPLETE.clear()
+    _STATS.clear()
     _TOP.clear()
 
 
@@ -522,9 +520,7 @@ def _package(top: str) -> Package:
     if pkg is None:
         # (a package read whole for its fingerprint is indexed from those bytes, no file
         # read again: the index is of the contents the fingerprint names)
-        pkg = _PACKAGES[top] = Package(top, _SOURCES.get(top), top in _COMPLETE)
-        if top not in _COMPLETE:
-            _SOURCES.pop(top, None)  # (read for the index only: not kept beside it)
+        pkg = _PACKAGES[top] = Package(top)
     return pkg
 
 
@@ -624,7 +620,7 @@ def collect(paths, keys: bool = False) -> None:
         # kept.
         for top in _RUN_TOPS:
             run_files = set(by_top[top])
-            pkg = Package(top, None, False, note=run_files)
+            pkg = Package(top, note=run_files)
             for path in run_files - pkg.files.keys():
                 read(path)  # (a checked file the index does not hold: hidden, too large)
             if any(p in _AITER_FILES for p in run_files):
@@ -636,22 +632,15 @@ def collect(paths, keys: bool = False) -> None:
     # either way.)
     pending = []
     for top in _RUN_TOPS:
-        loaded = _SOURCES[top] = {}
         for path in by_top[top]:
-            data = read(path)
-            if data is not None and keys:  # (else the index reads each file as it goes)
-                loaded[path] = data
+            read(path)  # (which files name aiter; the index reads each file as it goes)
         if not keys:
             pending.append(top)
             if len(_AITER_FILES) >= EAGER_INDEX:
                 for t in pending:
                     if any(p in _AITER_FILES for p in by_top[t]):
                         _package(t)
-                    _SOURCES.pop(t, None)
                 pending.clear()
-    for t in pending:  # (no index up front: kept only where a file may ask for one)
-        if not any(p in _AITER_FILES for p in by_top[t]):
-            _SOURCES.pop(t, None)
     if keys:
         for path in scripts:
             read(path)
@@ -661,32 +650,30 @@ def collect(paths, keys: bool = False) -> None:
 
 
 def _complete(top: str) -> None:
-    """Read the files of a package that are not read yet (for its fingerprint)."""
-    loaded = _SOURCES.setdefault(top, {})
+    """The size and modification time of each file of a package (for its fingerprint: the
+    same test the cache applies to the checked files themselves)."""
+    stats = _STATS.setdefault(top, [])
     for path in _walk(top):
-        if path not in loaded:
-            try:
-                if os.path.getsize(path) > MAX_FILE:
-                    continue
-                with open(path, "rb") as fh:
-                    loaded[path] = fh.read()
-            except OSError:
-                continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if st.st_size <= MAX_FILE:
+            stats.append((path, st.st_size, st.st_mtime_ns))
     _COMPLETE.add(top)
 
 
 def fingerprint(abspath: str) -> str:
-    """What a file's findings depend on beyond its bytes: the contents of the run's packages
-    (for a file that names aiter; "-" for any other)."""
-    if os.path.abspath(abspath) not in _AITER_FILES:
+    """What a file's findings depend on beyond its bytes: the files of the run's packages, by
+    path, size and modification time (for a file that names aiter; "-" for any other)."""
+    if (abspath if os.path.isabs(abspath) else os.path.abspath(abspath)) not in _AITER_FILES:
         return "-"
     if not _FINGERPRINT:
         import hashlib
 
         h = hashlib.blake2b(digest_size=12)
         for top in _RUN_TOPS:
-            for path, data in sorted(_SOURCES.get(top, {}).items()):
-                h.update(path.encode("utf-8", "surrogateescape") + b"\0")
-                h.update(hashlib.blake2b(data, digest_size=12).digest())
+            for path, size, mtime in _STATS.get(top, ()):
+                h.update(f"{path}\0{size}\0{mtime}\0".encode("utf-8", "surrogateescape"))
         _FINGERPRINT.append(h.hexdigest())
     return _FINGERPRINT[0]

@@ -66,9 +66,9 @@ def test_nested_if_blocks(tmp_path):
 @pytest.mark.parametrize(
     "body",
     [
-        b"{" * 10_000 + b"out[0] = a[0];" + b"}" * 10_000,
-        b"out[0] = " + b"(" * 10_000 + b"a[0]" + b")" * 10_000 + b";",
-        b"out[0] = *(a" + b" + 1" * 10_000 + b");",
+        b"{" * 10_000 + b"out[n] = a[0];" + b"}" * 10_000,
+        b"out[n] = " + b"(" * 10_000 + b"a[0]" + b")" * 10_000 + b";",
+        b"out[n] = *(a" + b" + 1" * 10_000 + b");",
     ],
     ids=["braces", "parentheses", "pointer-sum"],
 )
@@ -88,7 +88,7 @@ def test_a_use_10000_levels_deep(tmp_path, body):
     ids=["store", "asm", "atomic"],
 )
 def test_a_write_10000_levels_deep_is_seen(tmp_path, write):
-    body = b"{" * 10_000 + b"out[0] = 1.0f; " + write + b"}" * 10_000
+    body = b"{" * 10_000 + b"out[n] = 1.0f; " + write + b"}" * 10_000
     findings, _ = _check(tmp_path, {"k.cu": HEAD + body + TAIL})
     assert _read_only(findings) == []  # neither `out` nor `a` is read-only
 
@@ -140,7 +140,7 @@ def test_long_lines_normalization_rewrites(tmp_path):
             b"#define MY_KERNEL __global__" + b" " * size + b"// the kernel attribute\n",
             b"void g() {\nX" + b"UNROLL" * 10_000 + b"(\n);\n}\n",
             b"void f() {\n" + b"FOO_BAR(\n" * 7000 + b")" * 7000 + b"\n}\n",
-            b"namespace sglang {\nMY_KERNEL void k(float* out, const float* in) { out[0] = in[0]; }\n}\n",
+            b"namespace sglang {\nMY_KERNEL void k(float* out, const float* in) { out[threadIdx.x] = in[threadIdx.x]; }\n}\n",
         ]
     )
     other = b"using a::b, c;\n" + b"using a, b\n" * 6000 + b"__launch_bounds__(" * 7000
@@ -161,7 +161,7 @@ def test_long_lines_normalization_rewrites(tmp_path):
     ids=["unbalanced", "comment", "raw-string"],
 )
 def test_unbalanced_text_at_scale_after_a_kernel(tmp_path, tail):
-    kernel = b"namespace sglang {\n__global__ void k(float* out, const float* in) { out[0] = in[0]; }\n}\n"
+    kernel = b"namespace sglang {\n__global__ void k(float* out, const float* in) { out[threadIdx.x] = in[threadIdx.x]; }\n}\n"
     findings, _ = _check(tmp_path, {"u.cu": kernel + tail})
     assert "pointer parameter `out` of kernel `k` is not `__restrict__`" in [
         f["message"] for f in findings
@@ -270,7 +270,7 @@ def test_seeker_finds_what_tree_sitter_finds():
 
 
 def test_seeker_in_a_deep_tree():
-    data = HEAD + b"{" * 3000 + b"out[0] = a[0];" + b"}" * 3000 + TAIL
+    data = HEAD + b"{" * 3000 + b"out[n] = a[0];" + b"}" * 3000 + TAIL
     root = parse(data).root_node
     at = data.index(b"a[0]")
     seeker = Seeker(root)

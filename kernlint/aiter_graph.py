@@ -580,14 +580,19 @@ def facts_for(abspath: str) -> tuple:
     return pf.module, pkg.status(pf.module)
 
 
-def collect(paths, keys: bool = False) -> None:
+_NAMES_KEY = "aiter-names:1"  # the cache's group of "does this file name aiter" answers
+
+
+def collect(paths, keys: bool = False, cache=None, stats=None) -> None:
     """Read, once per run, the packages of the Python files `paths` that name aiter (a
     package none of whose checked files names aiter is not read). Without `keys` their
     import index is built here, before the workers fork (they share it); modules are judged
     when a file needs it, a pure function of the package's files (the same answer in any
     process, in any order). `keys`: the cache needs `fingerprint`: the scripts are read too,
     every package of the run is read (a script may read the `envs` of any), and the index is
-    built only where a file is linted (most are answered from the cache)."""
+    built only where a file is linted (most are answered from the cache). `cache`, `stats`
+    (the files' `os.stat` results): whether a file names aiter is kept in the cache by size
+    and modification time, so that a warm run reads none of the unchanged files."""
     from .engine import contains, use_memmem
 
     reset()
@@ -603,14 +608,28 @@ def collect(paths, keys: bool = False) -> None:
             by_top.setdefault(top, []).append(path)
     _RUN_TOPS.extend(sorted(by_top))
 
+    stat_of = {}
+    if cache is not None and stats is not None:
+        stat_of = {os.path.abspath(p): st for p, st in zip(paths, stats, strict=True)}
+
     def read(path):
+        st = stat_of.get(path)
+        if st is not None:
+            found = cache.lookup_stat(path, _NAMES_KEY, st)
+            if found in ("0", "1"):
+                if found == "1":
+                    _AITER_FILES.add(path)
+                return None
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
         except OSError:
             return None
-        if contains(data, b"aiter") and AITER_WORD.search(data):
+        names = bool(contains(data, b"aiter") and AITER_WORD.search(data))
+        if names:
             _AITER_FILES.add(path)
+        if st is not None:  # (no digest: a file changed just now is read again next time)
+            cache.store(path, _NAMES_KEY, st, "", "1" if names else "0")
         return data
 
     if not keys and len(paths) >= EAGER_FILES:

@@ -274,9 +274,12 @@ def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None
     set_aiter_findings(aiter)
     from .aiter_graph import collect as collect_aiter_reachability
 
+    reachable = [k for k in python if _reachable_policy(candidates[k], resolver)]
     collect_aiter_reachability(
-        [candidates[k].abspath for k in python if _reachable_policy(candidates[k], resolver)],
+        [candidates[k].abspath for k in reachable],
         keys=cache is not None,
+        cache=cache,
+        stats=[stats[k] for k in reachable] if cache is not None else None,
     )
 
 

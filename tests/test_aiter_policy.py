@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 from cli_support import run
@@ -236,3 +237,32 @@ def test_indexing_up_front_or_on_demand_gives_the_same_findings(
     res = runner.lint_paths([str(tmp_path / "pkg")], select=["PY001"], warn=print)
     got = sorted((os.path.relpath(r.path, tmp_path), d.line) for r in res for d in r.diagnostics)
     assert got == [("pkg/helper.py", 3), ("pkg/model.py", 1), ("pkg/quant.py", 3)]
+
+
+def test_a_warm_run_reads_no_unchanged_file_for_aiter_names(tmp_path, monkeypatch):
+    """Whether a file names aiter (what its cache key depends on) is kept in the cache by
+    size and modification time: a warm run scans no unchanged file, a changed one is read."""
+    import kernlint.engine as engine
+    from kernlint.cli import main
+
+    _write(tmp_path, PACKAGE)
+    old = time.time() - 600  # (files written just now are racy: read again, by design)
+    for rel in PACKAGE:
+        os.utime(tmp_path / rel, (old, old))
+    args = ["check", str(tmp_path / "pkg"), "--select", "PY001", "-q", "--exit-zero"]
+    args += ["--cache-dir", str(tmp_path / "cache")]
+    assert main(args) == 0
+    scanned = []
+    real = engine.contains
+
+    def counting(data, word):
+        if word == b"aiter":
+            scanned.append(data)
+        return real(data, word)
+
+    monkeypatch.setattr(engine, "contains", counting)
+    assert main(args) == 0
+    assert scanned == []
+    (tmp_path / "pkg" / "model.py").write_text("import aiter.triton\nimport os\n")
+    assert main(args) == 0
+    assert len(scanned) >= 1

@@ -20,7 +20,7 @@ import pytest
 from cli_support import run
 
 import kernlint.runner
-from kernlint import __version__
+from kernlint import __version__, aiter_graph
 from kernlint import cache as cache_mod
 from kernlint.cli import main
 
@@ -137,8 +137,9 @@ def test_warm_run_replays_without_reading_a_file(tree):
     assert tree.linted == []  # every result came from the cache
     header, entries = _entries(tree.results)
     assert header["format"] == "kernlint-cache" and header["version"] == cache_mod.FORMAT
-    python = sum(rel.endswith(".py") for rel in FILES)  # (each also has its FFI facts)
-    assert sum(len(g) for g in entries.values()) == len(FILES) + python
+    # (each Python file also has its FFI facts and whether it names aiter)
+    python = sum(rel.endswith(".py") for rel in FILES)
+    assert sum(len(g) for g in entries.values()) == len(FILES) + 2 * python
     with open(os.path.join(tree.cache_dir, ".gitignore")) as fh:
         assert "*" in fh.read().split()
     key = tree.root / "xdg" / "kernlint" / "cache-key"
@@ -234,7 +235,7 @@ def _forge(c, message: str) -> int:
     n = 0
     for key, group in list(c.entries.items()):
         for path, e in list(group.items()):
-            if key == "project:cuda-wrappers":
+            if key in ("project:cuda-wrappers", aiter_graph._NAMES_KEY):
                 continue
             st, _racy, digest, _mac, payload = _fields(e)
             rows, warnings, notes = json.loads(payload)
@@ -269,6 +270,9 @@ def test_edited_entries_are_rejected_by_their_mac(tree):
     for key, group in entries.items():
         for path, e in group.items():
             payload = json.loads(_fields(e)[4])
+            if key == aiter_graph._NAMES_KEY:
+                group[path] = _with_payload(e, "1" if payload == 0 else "0")  # (flipped)
+                continue
             if key == "project:cuda-wrappers":
                 if payload:
                     group[path] = _with_payload(e, json.dumps(payload + ["sglang::Other::fn"]))
@@ -320,7 +324,9 @@ def test_signed_entries_of_the_wrong_shape_are_dropped(tree, row_change):
     for key, group in list(c.entries.items()):
         for path, e in list(group.items()):
             st, _racy, digest, _mac, payload = _fields(e)
-            if key == "project:cuda-wrappers" or payload == cache_mod.EMPTY_RESULT:
+            if key in ("project:cuda-wrappers", aiter_graph._NAMES_KEY):
+                continue
+            if payload == cache_mod.EMPTY_RESULT:
                 continue
             rows, warnings, notes = json.loads(payload)
             row_change(rows[0])
@@ -476,12 +482,12 @@ def test_racy_entry_becomes_plain_once_old(tree, monkeypatch):
     c = cache_mod.Cache(tree.cache_dir)
     abspath = os.path.realpath(path)
     racy = [_fields(g[abspath])[1] for g in c.entries.values() if abspath in g]
-    assert racy == ["1", "1"]  # (lint result and FFI facts)
+    assert racy == ["1", "1", "1"]  # (lint result, FFI facts, whether it names aiter)
     later = time.time_ns() + 2 * cache_mod.RACY_NS
     monkeypatch.setattr(cache_mod, "time", types.SimpleNamespace(time_ns=lambda: later))
     assert tree.check() == tree.expected and tree.linted == []
     c = cache_mod.Cache(tree.cache_dir)
-    assert [_fields(g[abspath])[1] for g in c.entries.values() if abspath in g] == ["0", "0"]
+    assert [_fields(g[abspath])[1] for g in c.entries.values() if abspath in g] == ["0"] * 3
 
 
 def test_a_lower_max_file_size_is_not_answered_from_the_cache(tmp_path):

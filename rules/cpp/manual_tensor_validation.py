@@ -70,6 +70,7 @@ No automatic fix: the matcher needs symbolic names chosen by the author.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from kernlint.cpp.facts import in_abstractions, simple_name
@@ -146,17 +147,20 @@ def check(ctx) -> None:
         body = func.node.child_by_field_name("body")
         if body is None:
             continue
-        calls = facts.nodes("call_expression", within=body)
+        # (one walk of the body for both kinds: the calls are the same nodes in the same order)
+        nodes = facts.nodes("call_expression", "if_statement", within=body)
+        calls = [n for n in nodes if n.type == "call_expression"]
+        starts = [n.start_byte for n in calls]
         if optionals:
             tensors |= _optional_aliases(calls, optionals, facts)
         ranges = _range_aliases(body, tensors) if b"for" in body.text else {}
         tensors |= set(ranges)
         usage = None  # (what the function reads of each tensor: built at the first check)
-        for node in facts.nodes("call_expression", "if_statement", within=body):
+        for node in nodes:
             condition = _checked_condition(node)
             if condition is None:
                 continue
-            accesses = _accesses(facts, condition, tensors, optionals)
+            accesses = _accesses(_within(calls, starts, condition), condition, tensors, optionals)
             if not accesses:
                 continue
             if usage is None:
@@ -222,9 +226,16 @@ def _property_access(call, tensors, optionals):
     return None
 
 
-def _accesses(facts, condition, tensors, optionals) -> list:
+def _within(calls, starts, node) -> list:
+    """The calls (in document order, `starts` their offsets) inside `node`, itself included."""
+    lo = bisect.bisect_left(starts, node.start_byte)
+    hi = bisect.bisect_right(starts, node.end_byte)
+    return [c for c in calls[lo:hi] if c.end_byte <= node.end_byte]
+
+
+def _accesses(calls, condition, tensors, optionals) -> list:
     out = []
-    for call in facts.nodes("call_expression", within=condition):
+    for call in calls:
         found = _property_access(call, tensors, optionals)
         if found is not None and _matcher_can_express(call, condition):
             out.append((found[0], found[1], call))

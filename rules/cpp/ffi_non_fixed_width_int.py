@@ -74,8 +74,7 @@ function's name is used other than in calls, arguments and `auto` variables (an 
 typed function pointer). No fix is offered either where the fixed-width name may be undeclared:
 the file must include `<cstdint>`, `<stdint.h>`, `<cinttypes>`, a TVM FFI or `sgl_kernel`
 header, or already use the name. A function that returns a pointer or a reference to an
-integer is not reported. `tests/test_fixes_compile.py` applies every fix to the kernels in
-`fixtures/fix-compile/` and compiles them with nvcc.
+integer is not reported. kernlint's own tests apply every fix to a set of kernels and compile them with nvcc.
 """
 
 from __future__ import annotations

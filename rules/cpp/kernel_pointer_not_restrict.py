@@ -13,13 +13,12 @@ for function parameters; what the compiler does with a qualifier on a struct mem
 documented, so a finding there could not promise the benefit the rule's rationale claims.
 On the SGLang 0.5.23 JIT tree the 149 params structs passed to kernels have 890 pointer
 members, 680 of them already `__restrict__` and 210 not (32 files): reporting them would more
-than double the rule's findings with advice of unproven value (docs/real-world.md). Pointers to
+than double the rule's findings with advice of unproven value. Pointers to
 pointers are reported on the parameter's own pointer (`T** __restrict__ p`); function pointers,
 references and array parameters (`T* p[4]`, `T p[]`) are not reported; a pointer to an array
 (`T (*p)[4]`) is. Kernels inside regions the parser could not understand are skipped.
 
-Not reported either, where `__restrict__` would be a false promise or could change nothing
-(`kernlint/cpp/aliasing.py`):
+Not reported either, where `__restrict__` would be a false promise or could change nothing:
 
 * a pointer the file shows **aliased** with another parameter: a launch in the file passes the
   same argument to both (`k<<<g, b>>>(state, slots, state)`, also `hipLaunchKernelGGL`,
@@ -117,8 +116,7 @@ where the body takes its address (`&p` is a `float* __restrict__*`, which a `flo
 does not accept), binds it to an explicitly typed reference (`float*& r = p;`, `float* const&`),
 or passes it to a function of this file whose parameter there is a reference (`float*& p`).
 A callee declared in another header is taken to receive the pointer by value.
-`tests/test_fixes_compile.py` applies every fix to the kernels in `fixtures/fix-compile/` and
-compiles them with nvcc.
+kernlint's own tests apply every fix to a set of kernels and compile them with nvcc.
 """
 
 from __future__ import annotations

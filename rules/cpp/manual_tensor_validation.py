@@ -31,7 +31,7 @@ Not reported, because one `TensorMatcher` statement cannot say the same thing:
   the dtype with `if (is_type<bf16_t>(x.dtype()))`), checks of values that are not tensors of
   the function, and checks inside the abstractions' implementation (`include/sgl_kernel/**`).
 
-Reviewed precision (tests/ecosystem/verdicts.toml, `python scripts/ecosystem.py verdicts`):
+Reviewed precision on real code (findings reviewed with the code open):
 100% on the SGLang snapshot (56 of 56), sglang 0.5.23 (51 of 51) and sglang 0.5.15 (51 of 51).
 Not reported (known misses): checks of a `tvm::ffi::Tensor` parameter; checks inside lambdas
 (`auto check = [](const tvm::ffi::TensorView t, ...) {...}`, generic helpers like the ones

@@ -80,8 +80,8 @@ template argument, a macro that declares or instantiates it), an explicit specia
 the kernel writes through its parameter, or a method is called on an element. Operators
 applied to an element (`p[i] + x`) are taken to be built-in or const-correct. Arrays of
 pointers (`float* p[4]`, a `float**`) are not reported: `const float* p[4]` would not accept
-a `float**` argument. `tests/test_fixes_compile.py` applies every fix to the kernels in
-`fixtures/fix-compile/` and compiles them with nvcc.
+a `float**` argument. kernlint's own tests apply every fix to a set of kernels and compile
+them with nvcc.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 
 from .parser import Seeker, identifier_nodes, nodes_of_types
+from .writes import COMPARISON_OPS, STATEMENT_PARENTS
 
 # Builtin and fixed-width names a scalar parameter is spelled with (no pointer inside).
 SCALAR_TYPES = frozenset(
@@ -116,20 +117,6 @@ _ASM_ACCESSORS = frozenset(
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast"})
 _CAST_TEMPLATE = re.compile(r"\b(static|reinterpret|const)_cast\s*<[^()]*?>\s*")
 _NULL = frozenset({"nullptr", "NULL", "0", "0L"})
-_COMPARISONS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
-_CONDITION_PARENTS = frozenset(
-    {
-        "condition_clause",
-        "if_statement",
-        "while_statement",
-        "do_statement",
-        "for_statement",
-        "expression_statement",
-        "sizeof_expression",
-        "alignof_expression",
-        "static_assert_declaration",
-    }
-)
 _MEMORY_TARGETS = frozenset({"subscript_expression", "field_expression", "pointer_expression"})
 
 
@@ -437,7 +424,7 @@ def _no_access(node, parent_of, body=None, seeker=None, depth: int = 0) -> bool:
             if op in ("+", "-"):
                 node = parent
                 continue
-            return op in _COMPARISONS
+            return op in COMPARISON_OPS
         if t == "conditional_expression":
             if _is_field(parent, "condition", node):
                 return True
@@ -485,7 +472,7 @@ def _no_access(node, parent_of, body=None, seeker=None, depth: int = 0) -> bool:
                 return False
             name = local.text.decode("utf-8", "replace")
             return _uses_never_access(body, name, seeker, depth + 1, declared=local)
-        if t in _CONDITION_PARENTS:
+        if t in STATEMENT_PARENTS:
             return True
         return False
 

@@ -27,6 +27,7 @@ from ..model import Edit
 from .lexer import span_at
 from .params import function_declarator
 from .parser import Seeker, identifier_nodes
+from .writes import COMPARISON_OPS, STATEMENT_PARENTS
 
 # Callees that take a pointer to const (`const void*`, `const T*`): SGLang's `load_as` and
 # `AlignedVector::load`, the read-only cache loads, printf.
@@ -84,20 +85,6 @@ _INTEGER_TYPES = frozenset(
         "uint32_t",
         "uint64_t",
         "bool",
-    }
-)
-_COMPARISON_OPS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
-_STATEMENT_PARENTS = frozenset(
-    {
-        "condition_clause",
-        "if_statement",
-        "while_statement",
-        "do_statement",
-        "for_statement",
-        "expression_statement",
-        "sizeof_expression",
-        "alignof_expression",
-        "static_assert_declaration",
     }
 )
 _DECLARATOR_PARENTS = frozenset(
@@ -736,7 +723,7 @@ class _ConstFlow:
             op = op.type if op is not None else ""
             if op in ("+", "-"):
                 return _POINTER, parent
-            return op in _COMPARISON_OPS
+            return op in COMPARISON_OPS
         if t == "conditional_expression":
             if _field_is(parent, "condition", node):
                 return True
@@ -764,7 +751,7 @@ class _ConstFlow:
         if t == "unary_expression":
             op = parent.child_by_field_name("operator")
             return op is not None and op.type == "!"
-        return t in _STATEMENT_PARENTS
+        return t in STATEMENT_PARENTS
 
     def _argument(self, arglist, node):
         call = arglist.parent
@@ -899,7 +886,7 @@ class _ConstFlow:
             return self._element_argument(parent, node)
         if t == "initializer_list":
             return True
-        return t in _STATEMENT_PARENTS
+        return t in STATEMENT_PARENTS
 
     def _element_argument(self, arglist, node) -> bool:
         call = arglist.parent

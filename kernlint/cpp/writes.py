@@ -94,7 +94,23 @@ VALUE_FUNCTIONS = frozenset(
     }
 )
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast", "cast"})
-_COMPARISON_OPS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
+# (shared with kernlint.cpp.aliasing and kernlint.cpp.fix_safety)
+COMPARISON_OPS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
+# Where an expression's value is only tested or discarded: statements, conditions,
+# `sizeof`/`alignof`, `static_assert`.
+STATEMENT_PARENTS = frozenset(
+    {
+        "condition_clause",
+        "if_statement",
+        "while_statement",
+        "do_statement",
+        "for_statement",
+        "expression_statement",
+        "sizeof_expression",
+        "alignof_expression",
+        "static_assert_declaration",
+    }
+)
 _DECLARATOR_PARENTS = frozenset(
     {
         "init_declarator",
@@ -108,20 +124,7 @@ _DECLARATOR_PARENTS = frozenset(
         "for_range_loop",
     }
 )
-_CONDITION_PARENTS = frozenset(
-    {
-        "condition_clause",
-        "if_statement",
-        "while_statement",
-        "do_statement",
-        "for_statement",
-        "expression_statement",
-        "sizeof_expression",
-        "alignof_expression",
-        "decltype",
-        "static_assert_declaration",
-    }
-)
+_CONDITION_PARENTS = STATEMENT_PARENTS | {"decltype"}
 _ATOMIC_PREFIXES = ("atomic", "red_", "__atomic")
 
 
@@ -283,7 +286,7 @@ class Analyzer:
             op = op.type if op is not None else ""
             if op in ("+", "-"):
                 return _POINTER, parent
-            if op in _COMPARISON_OPS:
+            if op in COMPARISON_OPS:
                 return READ
             return UNSURE
         if t == "conditional_expression":

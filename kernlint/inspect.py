@@ -753,6 +753,7 @@ def _unparse(node) -> str:
 
 
 def _condition(guards, test, holds: bool) -> dict:
+    from .python.aiter_reach import holding
     from .python.guards import hip_test
 
     v = guards.cuda_value(test)
@@ -765,24 +766,11 @@ def _condition(guards, test, holds: bool) -> dict:
     return {
         "test": _unparse(test),
         "holds": holds,
-        "condition": _holding(test, holds),
+        "condition": holding(test, holds, _unparse),
         "kind": kind,
         # the condition's truth on a CUDA machine (_is_hip false, SGLANG_USE_AITER unset)
         "on_cuda": None if v is None else v == holds,
     }
-
-
-def _holding(test, holds: bool) -> str:
-    """The condition that holds on the path: `test`, or its negation (`not x`)."""
-    import ast
-
-    if holds:
-        return _unparse(test)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _unparse(test.operand)
-    if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)):
-        return f"not {_unparse(test)}"
-    return f"not ({_unparse(test)})"
 
 
 def _span(ctx, node) -> tuple[int, int]:

@@ -737,7 +737,7 @@ class Judge:
             for world in (0, 1):
                 for test, pol in reversed(lits):
                     if self._literal(test, pol, model, world) is False:
-                        found = f"`{_holding(test, pol)}`"
+                        found = f"`{holding(test, pol)}`"
                         if world:
                             found += " (a switch whose default is not known)"
                         break
@@ -842,18 +842,16 @@ def unparse(node, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _holding(test, pol: bool) -> str:
+def holding(test, pol: bool, show=unparse) -> str:
+    """The condition that holds on the path: `test` (`pol`), or its negation (`not x`), each
+    expression written by `show`."""
     if pol:
-        return unparse(test)
+        return show(test)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return unparse(test.operand)
+        return show(test.operand)
     if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)):
-        return f"not {unparse(test)}"
-    return f"not ({unparse(test)})"
-
-
-def holding(test, pol: bool) -> str:
-    return _holding(test, pol)
+        return f"not {show(test)}"
+    return f"not ({show(test)})"
 
 
 def _pure_hip(test) -> bool:
@@ -897,6 +895,7 @@ def explain(ctx, reasons: bool = False) -> tuple:
     if not facts.aiter_imports:
         return None, []
     abspath = ctx.source.abspath
+    judge = None
     if abspath and not reasons:
         # Where every import is silent on the file's own evidence, the module's place in its
         # package's import graph cannot make one reported: the graph is not read (a check of
@@ -923,11 +922,12 @@ def explain(ctx, reasons: bool = False) -> tuple:
     if amd_ci_only(ctx.data):
         why = "a test registered for AMD CI only"
         return None, [(node, name, None, why) for node, name in facts.aiter_imports]
-    env = aiter_graph.env_for(envs_package(ctx.tree, module))
-    judge = Judge(ctx.tree, facts.guards, env, module)
+    if judge is None:  # (else judged above, with the same module name)
+        env = aiter_graph.env_for(envs_package(ctx.tree, module))
+        judge = Judge(ctx.tree, facts.guards, env, module)
+        verdicts = [judge.verdict(node, reasons) for node, _ in facts.aiter_imports]
     out = []
-    for node, name in facts.aiter_imports:
-        v = judge.verdict(node, reasons)
+    for (node, name), v in zip(facts.aiter_imports, verdicts, strict=True):
         if v.kind == "silent":
             out.append((node, name, None, v.detail))
             continue

@@ -165,15 +165,14 @@ def _module_level_calls(ctx):
             inside_strings = _string_line_ranges(data, starts)
         if any(first <= line <= last for first, last in inside_strings):
             return None
-        stmt = _statement_at(data, starts, line)
-        if stmt is None:
+        tree = _statement_at(data, starts, line)
+        if tree is None:
             return None
-        if stmt[0] and (not calls or calls[-1][0] != line):
-            calls.append((line, stmt))
-    # (the statement's call, with the line offset of its snippet: a call in its arguments
-    # names no registration function, or a mention off column 0 would have sent the file to
-    # the parser)
-    return [(tree.body[0].value, line) for line, (tree, _end) in calls]
+        # (the statement's call, with the line offset of its snippet: a call in its arguments
+        # names no registration function, or a mention off column 0 would have sent the file
+        # to the parser)
+        calls.append((tree.body[0].value, line))
+    return calls
 
 
 def _quoted(data: bytes, begin: int, at: int) -> bool:
@@ -181,8 +180,8 @@ def _quoted(data: bytes, begin: int, at: int) -> bool:
 
 
 def _statement_at(data: bytes, starts, line: int):
-    """(module, last line) of the shortest run of lines from `line` that parses alone as one
-    statement beginning with the registration call, or None."""
+    """The module of the shortest run of lines from `line` that parses alone as one statement
+    beginning with the registration call, or None."""
     n = len(starts)
     for k in range(1, _MAX_STATEMENT_LINES + 1):
         if line + k > n:
@@ -199,7 +198,7 @@ def _statement_at(data: bytes, starts, line: int):
             return None
         if not isinstance(tree.body[0].value, ast.Call):
             return None
-        return tree, line + k - 1
+        return tree
     return None
 
 

@@ -37,6 +37,25 @@ class Abstractions:
     max_types: frozenset[str]  # canonical element types (`canonical_type`) reduce_max takes
     min_types: frozenset[str]
     header: str | None = None  # the utils.h that located the tree; None: not found
+    # `__habs2` -> "abs": CUDA intrinsics the headers' `DTypeTrait` registers for a function
+    # that `device::math::` dispatches through the trait (math.cuh).
+    intrinsics: tuple[tuple[str, str], ...] = ()
+    # `__nv_bfloat16` -> "bf16_t": CUDA type spellings the headers alias (`using A = B;`).
+    aliases: tuple[tuple[str, str], ...] = ()
+
+    def math_function(self, intrinsic: str) -> str | None:
+        """The `device::math::` function that does what `intrinsic` does, or None."""
+        for name, function in self.intrinsics:
+            if name == intrinsic:
+                return function
+        return None
+
+    def alias(self, spelling: str) -> str | None:
+        """The project alias of the CUDA type `spelling` (`__half` -> `fp16_t`), or None."""
+        for name, alias in self.aliases:
+            if name == spelling:
+                return alias
+        return None
 
     def has(self, name: str) -> bool:
         return name in self.names
@@ -56,6 +75,8 @@ class Abstractions:
     def fingerprint(self) -> str:
         parts = sorted(self.names) + ["max:" + t for t in sorted(self.max_types)]
         parts += ["min:" + t for t in sorted(self.min_types)]
+        parts += [f"math:{a}={b}" for a, b in self.intrinsics]
+        parts += [f"alias:{a}={b}" for a, b in self.aliases]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
 
 
@@ -124,9 +145,26 @@ def canonical_type(text: str | None) -> str | None:
 
 
 _COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
-_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(SGL_DEVICE|SGL_DEVICE_HOST|CHECK_HOST)\b", re.M)
+_MACRO = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+(SGL_DEVICE|SGL_DEVICE_HOST|CHECK_HOST|CHECK_CUDA)\b", re.M
+)
 _STRUCT = re.compile(rb"\b(?:struct|class)[ \t]+(AlignedVector|LaunchKernel|RuntimeCheck)\b")
-_FUNCTION = re.compile(rb"\bvoid[ \t]+(PDLWaitPrimary|PDLTriggerSecondary)[ \t]*\(")
+_FUNCTION = re.compile(
+    rb"\bvoid[ \t]+(PDLWaitPrimary|PDLTriggerSecondary|RuntimeDeviceCheck)[ \t]*\("
+    rb"|\b(?:auto|Tensor)[ \t]+(alloc_workspace_tensor)[ \t]*\("
+)
+# math.cuh: `SGL_DEVICE T abs(T a) { return DTypeTrait<T>::abs(a); }` (a function of the trait).
+_MATH = re.compile(
+    rb"\bSGL_DEVICE[ \t]+(\w+)[ \t]+(\w+)[ \t]*\([^)]*\)\s*\{\s*return[ \t]+"
+    rb"(?:DTypeTrait|dtype_trait)<\s*\1\s*>::(\w+)\s*\("
+)
+# type.cuh: `SGL_REGISTER_UNARY_FUNCTION(abs, __habs2);` (a CUDA intrinsic behind a trait function).
+_REGISTERED = re.compile(
+    rb"\bSGL_REGISTER_(?:UNARY|BINARY)_FUNCTION\s*\(\s*(\w+)\s*,\s*(__\w+)\s*\)"
+)
+_ALIAS = re.compile(
+    rb"^[ \t]*using[ \t]+(\w+_t)[ \t]*=[ \t]*(__(?:half2?|nv_bfloat162?))[ \t]*;", re.M
+)
 _REDUCTION = re.compile(rb"\b\w+[ \t]+(reduce_(?:sum|max|min|prod|or|and|xor))[ \t]*\(")
 _TRAIT = re.compile(
     rb"(?P<integral>template\s*<\s*std::integral\s+\w+\s*>\s*)?"
@@ -179,7 +217,19 @@ def _read_tree(header: str) -> Abstractions:
     names: set[str] = set()
     for text in texts.values():
         for pattern in (_MACRO, _STRUCT, _FUNCTION):
-            names.update(m.group(1).decode() for m in pattern.finditer(text))
+            names.update(next(g for g in m.groups() if g).decode() for m in pattern.finditer(text))
+    math = texts.get("math.cuh", b"")
+    # (the trait functions `device::math::` dispatches to, by the name math.cuh gives them)
+    dispatched = {m.group(3).decode(): m.group(2).decode() for m in _MATH.finditer(math)}
+    intrinsics: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    for text in texts.values():
+        for m in _REGISTERED.finditer(text):
+            function = dispatched.get(m.group(1).decode())
+            if function is not None:
+                intrinsics.setdefault(m.group(2).decode(), function)
+    for m in _ALIAS.finditer(texts.get("utils.cuh", b"")):
+        aliases.setdefault(m.group(2).decode(), m.group(1).decode())
     warp = texts.get("warp.cuh", b"")
     names.update(m.group(1).decode() for m in _REDUCTION.finditer(warp))
     max_types: set[str] = set()
@@ -201,4 +251,6 @@ def _read_tree(header: str) -> Abstractions:
         max_types=frozenset(max_types),
         min_types=frozenset(min_types),
         header=header,
+        intrinsics=tuple(sorted(intrinsics.items())),
+        aliases=tuple(sorted(aliases.items())),
     )

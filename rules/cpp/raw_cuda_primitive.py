@@ -11,7 +11,13 @@ pattern: what is matched, the abstraction to use, the message):
 | `pdl` | `cudaGridDependencySynchronize()`, `cudaTriggerProgrammaticLaunchCompletion()`, `griddepcontrol` inline asm | `PDLWaitPrimary<kUsePDL>()` / `PDLTriggerSecondary<kUsePDL>()` |
 | `vector-cast` | `reinterpret_cast<float4*>(p + i)`, `int4`, `uint4` (const or not), `&p[i]`, C-style `*(uint4*)p` | `AlignedVector<T, N>` loads/stores |
 | `get-last-error` | `cudaGetLastError()` / `cudaPeekAtLastError()` after a launch in the same function | nothing: `host::LaunchKernel` checks the launch |
-| `host-assert` | bare `assert(...)` and `TORCH_CHECK(...)` in host functions | `RuntimeCheck(cond, "message", ...)` or `CHECK_HOST(cond) << "message"` |
+| `host-assert` | bare `assert(...)` and `TORCH_CHECK(...)` in host functions | `CHECK_HOST(cond) << "message"` (`RuntimeCheck(cond, "message", ...)` in trees without it) |
+| `runtime-check` | `host::RuntimeCheck(cond, ...)` | `CHECK_HOST(cond) << ...`: `RuntimeCheck` evaluates its message arguments even when the check passes |
+| `runtime-device-check` | `host::RuntimeDeviceCheck(expr)` | `CHECK_CUDA(expr) << "context"`: it takes a context message and builds its error only on failure |
+| `raw-malloc` | `cudaMalloc(...)`, `cudaMallocAsync(...)` in host code | `host::alloc_workspace_tensor(nbytes, device)` |
+| `plain-device` | `__device__` (or `__host__ __device__`) on a function without `__forceinline__` | `SGL_DEVICE` (`SGL_DEVICE_HOST`) |
+| `math-intrinsic` | a CUDA intrinsic behind a `device::math::` function (`__habs2`, `__hmax`, `__hmin2`, ...) | `device::math::abs/max/min/...` |
+| `type-spelling` | `__half`, `__half2`, `__nv_bfloat16`, `__nv_bfloat162` inside `namespace sglang` | `fp16_t`, `fp16x2_t`, `bf16_t`, `bf16x2_t` |
 
 **Only what the checked tree defines is suggested.** SGLang's JIT headers grew over releases
 (the 0.5.15 wheel has no `SGL_DEVICE_HOST`, no `warp::reduce_min`, no `CHECK_HOST`, and its
@@ -21,7 +27,14 @@ tree and run) and reports an entry only where they define its
 abstraction: `__host__ __device__ __forceinline__` only where `SGL_DEVICE_HOST` is defined, a
 max (min) butterfly only where `reduce_max` (`reduce_min`) exists and its element trait takes
 the shuffled variable's declared type (`uint32_t` and `__nv_bfloat162` in newer trees, `float`
-in all), `CHECK_HOST` in the message only where it is defined. A file whose tree cannot be
+in all), `CHECK_HOST` in the message only where it is defined. The later entries are read from
+the same headers: `runtime-check` only where `CHECK_HOST` is defined, `runtime-device-check`
+only where `CHECK_CUDA` is, `raw-malloc` only where `alloc_workspace_tensor` is; a
+`math-intrinsic` is an intrinsic that the headers' element traits register for a function
+(`SGL_REGISTER_UNARY_FUNCTION(abs, __habs2)`) which `math.cuh` dispatches through the trait (an
+intrinsic behind no such function, such as `__hadd2` or the approximate `__expf`, is not
+reported); `type-spelling` only for the spellings `utils.cuh` aliases (`using bf16_t =
+__nv_bfloat16;`), and only inside `namespace sglang`, where the alias is in scope unqualified. A file whose tree cannot be
 found (checked outside its tree) gets only what every SGLang JIT tree defines: `SGL_DEVICE`,
 `reduce_sum`, `reduce_max` of `float`, the PDL helpers, `AlignedVector`, `LaunchKernel`,
 `RuntimeCheck`. The cache key of a file's findings follows its tree's headers.
@@ -61,10 +74,16 @@ are code copied from another project without a marker in the file: the sparse-ML
 from SGLang's own code, and in the small 0.5.15 tree they are a tenth of the findings. A
 "Taken from FlashMLA" line in such a file, or a per-file ignore, silences them.
 
+`plain-device` leaves alone a function marked `__noinline__` (kept out of line on purpose) and a
+head holding a macro word in capitals (`__device__ MY_INLINE float f(...)`: the macro may say
+how to inline); `raw-malloc` leaves alone a function that also shares the memory with other
+processes or devices (`cudaIpc*`, `cuMem*`, `cuMulticast*`, `cudaHostRegister`), which a
+workspace tensor cannot give. `math-intrinsic` skips an intrinsic whose arguments hold a shuffle
+(the warp-reduction entry reports it).
+
 Not reported (known misses): `cudaGetLastError()` after a launch made by a called helper
 (`enqueue_cell<>(...)`); full-warp sums written with `__fadd_rn` (kept for round-to-nearest
-bit-exactness); 64-bit `uint2`/`float2` casts and `__device__ inline` without `__forceinline__`,
-which the table does not cover; casts fed to `__ldg` (the read-only path is a cache choice
+bit-exactness); 64-bit `uint2`/`float2` casts, which the table does not cover; casts fed to `__ldg` (the read-only path is a cache choice
 `AlignedVector` does not make).
 
 ## Why is this bad?
@@ -126,6 +145,15 @@ RULE = Rule(
         b"LastError",
         b"assert",
         b"TORCH_CHECK",
+        b"RuntimeCheck",
+        b"RuntimeDeviceCheck",
+        b"cudaMalloc",
+        b"__device__",
+        b"__habs",
+        b"__hmax",
+        b"__hmin",
+        b"__half",
+        b"__nv_bfloat16",
     ),
 )
 
@@ -176,6 +204,45 @@ TABLE = (
         "{check}",
         "`{text}` in host code: use `{abstraction}`",
     ),
+    Entry(
+        "runtime-check",
+        "`host::RuntimeCheck(...)`",
+        "CHECK_HOST(cond) << message",
+        "`{text}(...)`: use `{abstraction}` (`RuntimeCheck` evaluates its message arguments "
+        "even when the check passes; `CHECK_HOST` only when it fails)",
+    ),
+    Entry(
+        "runtime-device-check",
+        "`host::RuntimeDeviceCheck(...)`",
+        "CHECK_CUDA(expr) << context",
+        "`{text}(...)`: use `{abstraction}` (`RuntimeDeviceCheck` takes no context message; "
+        "`CHECK_CUDA` builds its error only when the call fails)",
+    ),
+    Entry(
+        "raw-malloc",
+        "`cudaMalloc(...)` / `cudaMallocAsync(...)`",
+        "host::alloc_workspace_tensor(nbytes, device)",
+        "`{text}(...)` in a JIT source: use `{abstraction}` (scratch memory from PyTorch's "
+        "caching allocator, freed with the tensor that holds it)",
+    ),
+    Entry(
+        "plain-device",
+        "`__device__` on a function without `__forceinline__`",
+        "{device}",
+        "`{text}` function `{name}`: use `{abstraction}`",
+    ),
+    Entry(
+        "math-intrinsic",
+        "a CUDA intrinsic that `device::math::` wraps (`__habs2`, `__hmax`, ...)",
+        "device::math::{function}",
+        "`{text}`: use `{abstraction}` (dispatched on the element type)",
+    ),
+    Entry(
+        "type-spelling",
+        "`__half`, `__half2`, `__nv_bfloat16`, `__nv_bfloat162` inside `namespace sglang`",
+        "{alias}",
+        "`{text}`: use the project's alias `{abstraction}`",
+    ),
 )
 ENTRIES = {e.key: e for e in TABLE}
 
@@ -204,6 +271,20 @@ _PDL_CALLS = frozenset({"cudaGridDependencySynchronize", "cudaTriggerProgrammati
 _PDL_ABSTRACTION = {True: "PDLWaitPrimary", False: "PDLTriggerSecondary"}
 _ERROR_CALLS = frozenset({"cudaGetLastError", "cudaPeekAtLastError"})
 _HOST_CHECKS = frozenset({"assert", "TORCH_CHECK"})
+# Host calls with an abstraction of their own: callee name -> (table entry, abstraction name).
+_HOST_CALLS = {
+    "RuntimeCheck": ("runtime-check", "CHECK_HOST"),
+    "RuntimeDeviceCheck": ("runtime-device-check", "CHECK_CUDA"),
+    "cudaMalloc": ("raw-malloc", "alloc_workspace_tensor"),
+    "cudaMallocAsync": ("raw-malloc", "alloc_workspace_tensor"),
+}
+# A function that maps or shares memory across processes or devices needs the raw allocation
+# (IPC handles, virtual memory, multicast), which a workspace tensor does not give.
+_SHARED_MEMORY = re.compile(rb"\b(?:cudaIpc\w+|cuMem\w+|cuMulticast\w+|cudaHostRegister)\b")
+# A head word in capitals is a macro that may carry its own inlining attributes.
+_MACRO_WORD = re.compile(rb"\b[A-Z][A-Z0-9_]{2,}\b")
+_DEVICE_WORD = re.compile(rb"\b__device__\b")
+_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 # Accesses `AlignedVector` cannot express: the CUDA cache-operator intrinsics (`__ldg`,
 # `__ldcs`, `__stcg`, ...) and helpers around PTX loads and stores with cache hints, async
 # copies and TMA (`load_nc`/`store_nc`, `ld_*`/`st_*`, `cp_async*`, `*bulk*`, `*tma*`,
@@ -268,7 +349,7 @@ def upstream_source(data: bytes) -> str | None:
 def _report(ctx, start, end, key, text, **fmt) -> None:
     entry = ENTRIES[key]
     abstraction = entry.abstraction.format(**fmt)
-    ctx.report(start, end, entry.message.format(text=text, abstraction=abstraction))
+    ctx.report(start, end, entry.message.format(text=text, abstraction=abstraction, **fmt))
 
 
 def check(ctx) -> None:
@@ -289,6 +370,9 @@ def check(ctx) -> None:
         nodes = facts.nodes("call_expression", "gnu_asm_expression")
     else:
         nodes = in_document_order(_named_calls(ctx) + facts.nodes("gnu_asm_expression"))
+    intrinsics = {n: f for n, f in tree.intrinsics if n.encode() in data}
+    if intrinsics and not any(name.encode() in data for name in _ERROR_CALLS):
+        nodes = in_document_order(nodes + _named_calls(ctx, tuple(intrinsics)))
     launches: dict[int, int] = {}  # function node id -> first launch offset
     memo: dict = {}  # (function id, name) -> what `_local_kind` found
     vectors = tree.has("AlignedVector")
@@ -363,20 +447,52 @@ def check(ctx) -> None:
             if func is not None and _is_host_only(func) and tree.has("RuntimeCheck"):
                 check = "RuntimeCheck(cond, message...)"
                 if tree.has("CHECK_HOST"):
-                    check += "` or `CHECK_HOST(cond) << message"
+                    check = "CHECK_HOST(cond) << message"
                 _report(ctx, fn.start_byte, fn.end_byte, "host-assert", name, check=check)
+        elif name in _HOST_CALLS:
+            key, needed = _HOST_CALLS[name]
+            owner = facts.enclosing_function(node)
+            func = kinds.get(owner.id) if owner is not None else None
+            if (
+                tree.has(needed)
+                and func is not None
+                and _is_host_only(func)
+                and not (key == "raw-malloc" and _SHARED_MEMORY.search(owner.text))
+            ):
+                text = " ".join(ctx.text(fn).split())
+                _report(ctx, fn.start_byte, fn.end_byte, key, text)
+        elif intrinsics and name in intrinsics and fn.type == "identifier":
+            args = node.child_by_field_name("arguments")
+            if (
+                _in_device_code(node, kinds, facts)
+                and args is not None
+                and b"__shfl_" not in args.text  # (a warp reduction: its own entry)
+            ):
+                _report(
+                    ctx,
+                    fn.start_byte,
+                    fn.end_byte,
+                    "math-intrinsic",
+                    name,
+                    function=intrinsics[name],
+                )
     if vectors and _C_VECTOR_CAST.search(ctx.normalized.data):
         _c_style_casts(ctx, facts, kinds, memo)
+    if b"__device__" in data and tree.has("SGL_DEVICE"):
+        _plain_device(ctx, facts, tree)
+    spellings = [(n, a) for n, a in tree.aliases if n.encode() in data]
+    if spellings:
+        _type_spellings(ctx, facts, spellings)
 
 
 # The callee names the loop in `check` acts on, other than the error checks (with those, every
 # call is visited: launch sites matter before them).
-_NAMED = tuple(sorted(n.encode() for n in _SHUFFLES | _PDL_CALLS | _HOST_CHECKS)) + (
-    b"reinterpret_cast",
-)
+_NAMED = tuple(
+    sorted(n.encode() for n in _SHUFFLES | _PDL_CALLS | _HOST_CHECKS | set(_HOST_CALLS))
+) + (b"reinterpret_cast",)
 
 
-def _named_calls(ctx) -> list:
+def _named_calls(ctx, names=None) -> list:
     """The calls whose callee's simple name (`simple_name`) is one of `_NAMED`, found by
     looking up each occurrence of a name in the tree instead of visiting every call. (A call
     has one callee name at one offset: no call is found twice.)"""
@@ -384,7 +500,8 @@ def _named_calls(ctx) -> list:
 
     text = ctx.normalized.data  # the bytes the tree was parsed from
     root = ctx.tree.root_node
-    return [call for name in _NAMED for call in calls_named(root, text, name)]
+    wanted = _NAMED if names is None else tuple(n.encode() for n in names)
+    return [call for name in wanted for call in calls_named(root, text, name)]
 
 
 def _forceinline(ctx, tree) -> None:
@@ -413,6 +530,103 @@ def _forceinline(ctx, tree) -> None:
         ctx.report(
             start, end, ENTRIES["forceinline"].message.format(text=text, abstraction=abstraction)
         )
+
+
+def _plain_device(ctx, facts, tree) -> None:
+    """`__device__` functions written without `__forceinline__` (nor `__noinline__`): the head's
+    own words, in the file's bytes (a head with a macro word in capitals is left alone: the
+    macro may say how to inline)."""
+    data = ctx.data
+    for func in facts.functions:
+        if "device" not in func.qualifiers or "global" in func.qualifiers:
+            continue
+        node = func.node
+        declarator = node.child_by_field_name("declarator")
+        if declarator is None:
+            continue
+        # (from the end of the previous sibling: normalization may leave words before the node)
+        prev = node.prev_sibling
+        head_start = prev.end_byte if prev is not None else node.start_byte
+        lead = _COMMENT.sub(b" ", data[head_start : node.start_byte])
+        own = data[node.start_byte : declarator.start_byte]
+        head = lead + own
+        found = _DEVICE_WORD.search(own)
+        if (
+            found is None
+            or b"__forceinline__" in head
+            or b"__noinline__" in head
+            or _MACRO_WORD.search(head)
+        ):
+            continue
+        host = "host" in func.qualifiers
+        abstraction = "SGL_DEVICE_HOST" if host else "SGL_DEVICE"
+        if not tree.has(abstraction):
+            continue
+        start = node.start_byte + found.start()
+        end = node.start_byte + found.end()
+        if host:
+            h = re.search(rb"\b__host__\b", own)
+            if h is None:
+                continue
+            start = node.start_byte + min(found.start(), h.start())
+            end = node.start_byte + max(found.end(), h.end())
+        text = " ".join(data[start:end].decode().split())
+        name = func.name.split("::")[-1] or _declared_name(declarator)
+        _report(ctx, start, end, "plain-device", text, name=name, device=abstraction)
+
+
+def _declared_name(declarator) -> str:
+    """`dequant<half2, ...>` of a specialization's declarator (the name before its parameters)."""
+    params = declarator.child_by_field_name("parameters")
+    end = params.start_byte if params is not None else declarator.end_byte
+    text = declarator.text[: end - declarator.start_byte].decode("utf-8", "replace")
+    return " ".join(text.split()) or "?"
+
+
+_SPELLING_NODES = frozenset({"type_identifier", "identifier", "primitive_type"})
+
+
+def _type_spellings(ctx, facts, spellings) -> None:
+    """`__nv_bfloat16` and its kin inside `namespace sglang`, where the headers' alias is in
+    scope (the alias is `sglang::bf16_t`)."""
+    from kernlint.cpp.parser import nodes_spelled
+
+    text = ctx.normalized.data
+    root = ctx.tree.root_node
+    seeker = facts.seeker
+    found = []
+    for spelling, alias in spellings:
+        for node in nodes_spelled(root, spelling.encode(), text, seeker=seeker):
+            if node.type in _SPELLING_NODES:
+                found.append((node, spelling, alias))
+    found.sort(key=lambda x: x[0].start_byte)
+    inside: dict[int, bool] = {}
+    for node, spelling, alias in found:
+        if facts.error_ranges and facts.inside_error(node.start_byte, node.end_byte):
+            continue
+        if _in_sglang_namespace(node, seeker, inside):
+            _report(ctx, node.start_byte, node.end_byte, "type-spelling", spelling, alias=alias)
+
+
+def _in_sglang_namespace(node, seeker, memo: dict) -> bool:
+    """Is `node` inside a `namespace sglang` (or `namespace sglang::x`) block?"""
+    chain = []
+    n = seeker.parent(node)
+    answer = False
+    while n is not None:
+        if n.id in memo:
+            answer = memo[n.id]
+            break
+        chain.append(n.id)
+        if n.type == "namespace_definition":
+            name = n.child_by_field_name("name")
+            if name is not None and name.text.split(b"::")[0].strip() == b"sglang":
+                answer = True
+                break
+        n = seeker.parent(n)
+    for i in chain:
+        memo[i] = answer
+    return answer
 
 
 def _is_launch(fn, name: str) -> bool:

@@ -1,0 +1,192 @@
+"""Reports tensor checks in a JIT kernel's per-call entry point.
+
+## What it does
+In a module-level function that calls a `@cache_once` JIT module factory of the same file (a
+function decorated with `@cache_once` that calls `load_jit(...)`) and then calls the module it
+returns (`module = _jit_module(x.dtype); module.run(...)`, or `_jit_module(...).run(...)`),
+reports each statement of the function's own body that checks a tensor property on every call:
+
+* `assert <condition>`, and
+* `if <condition>: raise ...` (the branch starts with `raise`),
+
+where the condition reads `.shape`, `.dtype`, `.device`, `.ndim`, `.is_cuda` or calls
+`.is_contiguous()`, `.size()`, `.stride()`, `.dim()`, `.numel()` on a name.
+
+Not reported: checks inside the factory (they run once per specialisation), in a nested block
+of the entry point (`if debug: assert ...` is gated on purpose), or in a nested function; a
+condition that picks between modules or a fallback without raising; entry points that call a
+factory imported from another module (the factory is not known to build a JIT module); checks
+of anything else (`torch.cuda.get_device_capability()`, flags, integer arguments).
+
+The rule is in preview.
+
+## Why is this bad?
+SGLang's JIT kernel guide puts each check where it is cheapest: tensor invariants in the C++
+launcher (`TensorMatcher`, `CHECK_HOST`: free next to a kernel launch), compile-key checks in
+the `@cache_once` factory (once per specialisation). What stays in the per-call entry point
+costs interpreter time on every forward pass: "the per-call entry point should be nothing but
+picking the module and allocating `out`".
+
+## Example
+```python
+import torch
+
+from sglang.kernels.jit.utils import cache_once, load_jit
+
+
+@cache_once
+def _jit_scale_module(dtype):
+    return load_jit("scale", cuda_files=["elementwise/scale.cuh"])
+
+
+def scale(src, factor):
+    assert src.is_contiguous(), "src must be contiguous"
+    out = torch.empty_like(src)
+    _jit_scale_module(src.dtype).scale(out, src, factor)
+    return out
+```
+
+## Use instead
+```python
+import torch
+
+from sglang.kernels.jit.utils import cache_once, load_jit
+
+
+@cache_once
+def _jit_scale_module(dtype):
+    if dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise RuntimeError(f"Unsupported dtype {dtype}")
+    return load_jit("scale", cuda_files=["elementwise/scale.cuh"])
+
+
+def scale(src, factor):
+    out = torch.empty_like(src)
+    _jit_scale_module(src.dtype).scale(out, src, factor)
+    return out
+```
+
+## Fix safety
+No automatic fix: the check moves to C++ (`TensorMatcher`) or into the factory, whose
+arguments it may need.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kernlint.model import Rule
+from kernlint.python import walk as _walk
+from kernlint.python.facts import node_span
+
+RULE = Rule(
+    code="PY018",
+    name="per-call-validation",
+    language="python",
+    summary="tensor check in a JIT entry point, run on every call (check in C++ or the factory)",
+    severity="warning",
+    status="preview",
+    triggers=(b"load_jit",),
+)
+
+_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda"})
+_METHODS = frozenset({"is_contiguous", "size", "stride", "dim", "numel"})
+
+
+def check(ctx) -> None:
+    from kernlint.python.jit import decorator_kind, is_load_jit
+
+    tree = ctx.tree
+    if tree is None:
+        return
+    facts = ctx.facts
+    functions = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    factories = set()
+    for f in functions:
+        if any(decorator_kind(d, facts) == "cache_once" for d in f.decorator_list) and any(
+            isinstance(n, ast.Call) and is_load_jit(n, facts) for n in _own_nodes(f)
+        ):
+            factories.add(f.name)
+    if not factories:
+        return
+    for f in functions:
+        if f.name in factories:
+            continue
+        factory = _calls_module(f, factories)
+        if factory is None:
+            continue
+        for stmt in f.body:
+            prop = _checked_property(stmt)
+            if prop is not None:
+                ctx.report(
+                    *node_span(ctx, stmt),
+                    f"per-call check of `{prop}` in `{f.name}`, which runs the JIT module of "
+                    f"`{factory}`: check tensors in the C++ launcher (`TensorMatcher`) and "
+                    "compile-key values in the `@cache_once` factory",
+                )
+
+
+def _own_nodes(func):
+    """The nodes of `func`'s body, nested functions, classes and lambdas left out."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+            ):
+                stack.append(child)
+
+
+def _calls_module(func, factories) -> str | None:
+    """The factory whose module `func` calls (`f(...).run(...)`, or `m = f(...)` then
+    `m.run(...)`), or None."""
+    bound: dict[str, str] = {}
+    nodes = list(_own_nodes(func))
+    for node in nodes:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _factory_call(node.value, factories)
+        ):
+            bound[node.targets[0].id] = _factory_call(node.value, factories)
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            name = _factory_call(owner, factories)
+            if name is not None:
+                return name
+            if isinstance(owner, ast.Name) and owner.id in bound:
+                return bound[owner.id]
+    return None
+
+
+def _factory_call(node, factories) -> str | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in factories:
+        return node.func.id
+    return None
+
+
+def _checked_property(stmt) -> str | None:
+    """`x.shape` (or `x.is_contiguous()`, ...) when `stmt` is an assert or an
+    `if ...: raise` reading it, else None."""
+    if isinstance(stmt, ast.Assert):
+        test = stmt.test
+    elif isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[0], ast.Raise):
+        test = stmt.test
+    else:
+        return None
+    for node in _walk(test):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.attr in _ATTRIBUTES:
+                return f"{node.value.id}.{node.attr}"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _METHODS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            return f"{node.func.value.id}.{node.func.attr}()"
+    return None

@@ -16,12 +16,14 @@ and macro words on the entity's own line stand between the comment and the entit
 comments, one Doxygen comment is enough (`/// \\brief ...` followed by `// NOLINT`). The
 finding sits on the entity's name.
 
-Not reported: templates in a `detail`, `details`, `impl` or `internal` namespace, in an
-anonymous namespace or under an `impl/` directory, and names starting with `_` (the header's
-internals); explicit and partial specializations and out-of-line member definitions (the
-primary template carries the documentation); alias templates, concepts, variables; kernels,
-device functions and helpers a launcher calls (not exported); code in regions the parser could
-not understand.
+Not reported: in headers, templates in a `detail`, `details`, `impl` or `internal`
+namespace, in an anonymous namespace or under an `impl/` directory, names starting with `_`
+and `static` functions (the header's internals), explicit and partial specializations (the
+primary template carries the documentation), out-of-line member definitions, declarations
+without a body, deduction guides, alias templates, concepts and variables, and non-template
+functions; outside headers, everything but the FFI entry points (kernels, device functions,
+the helpers a launcher calls) and out-of-line `Class::method` definitions (documented where
+the class declares them); code in regions the parser could not understand.
 
 ## Why is this bad?
 SGLang's JIT kernel guide: "Document exported entities with `///` or `/** ... */` blocks using
@@ -89,6 +91,8 @@ def check(ctx) -> None:
     for func in () if header else entry_points(ctx):
         # (in a header, a function taking tensors is the header's API, used by other files:
         # its templates are judged below)
+        if "::" in func.name:
+            continue  # (an out-of-line member definition: the class declares and documents it)
         if not _documented(data, _outer(func.node)) and not _class_documented(data, func.node):
             _report(ctx, func.node, func.name, "FFI entry point", seen)
     if header and not _IMPL_DIR.search(path.split("/include/", 1)[-1]):
@@ -160,6 +164,10 @@ def _public_primary(node, name: str) -> bool:
             return False  # (a partial specialization)
         if node.child_by_field_name("body") is None:
             return False  # (a forward declaration)
+    if node.type == "function_definition" and any(
+        c.type == "storage_class_specifier" and c.text == b"static" for c in node.children
+    ):
+        return False  # (internal linkage: not exported)
     template = node.parent
     params = template.child_by_field_name("parameters") if template is not None else None
     if params is not None and params.named_child_count == 0:

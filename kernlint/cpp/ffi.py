@@ -26,22 +26,23 @@ _EXPORT = re.compile(rb"\bTVM_FFI_DLL_EXPORT_TYPED_FUNC\s*\(\s*\w+\s*,\s*\(?\s*&
 def entry_points(ctx) -> list:
     """The file's FFI entry points (`facts.Function`s), in document order, computed once per
     file and shared by the rules that ask."""
-    facts = ctx.facts
-    found = getattr(facts, "_ffi_entry_points", None)
-    if found is None:
-        found = _entry_points(ctx)
-        facts._ffi_entry_points = found
-    return found
-
-
-def _entry_points(ctx) -> list:
     from ..project import wrapper_targets
 
     targets = wrapper_targets()
     data = ctx.data
     if b"TensorView" not in data and b"TVM_FFI_DLL_EXPORT" not in data:
+        # (a target can only be defined here if its most specific name occurs: nothing to
+        # parse otherwise)
         if not any(_target_token(t) in data for t in targets):
             return []
+    facts = ctx.facts
+    found = getattr(facts, "_ffi_entry_points", None)
+    if found is None:
+        found = facts._ffi_entry_points = _entry_points(ctx, targets)
+    return found
+
+
+def _entry_points(ctx, targets) -> list:
     exported = exported_names(ctx)
     facts = ctx.facts
     out = []

@@ -73,7 +73,8 @@ RULE = Rule(
     status="preview",
     scope="jit",
     # No byte triggers: a `cuda_wrappers` target or a header template can be in any file.
-    needs_tree=True,
+    # `check` filters by path and bytes itself and only then asks for the tree.
+    needs_tree=False,
 )
 
 PRIVATE_NAMESPACES = frozenset({"detail", "details", "impl", "internal", ""})

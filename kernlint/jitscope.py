@@ -316,7 +316,78 @@ def convention_fingerprint(abspath: str) -> str:
     return "" if in_force else f"|no-sglang-ns:{header}"
 
 
+# A leading comment saying the file's code comes from another project's C/C++/CUDA sources:
+# "Adapted from https://github.com/NVIDIA/TensorRT-LLM/.../dsv3FusedAGemm.cu", "Forked from
+# flashinfer's finalizeKernel (trtllm_fused_moe_dev_kernel.cu:639)", "Adapted from
+# https://github.com/IST-DASLab/marlin" (a repository), "Kernel body vendored from ...
+# (KDA_decode/kda_decode_fusion_kernel.cu)". The source must be named within the sentence: a C/C++ file name or a repository URL (not SGLang's own, not a Python file).
+_DERIVED = re.compile(
+    r"\b(?:adapted|adapt|forked|ported|derived|vendored|copied|taken|borrowed)\b"
+    r"[^.;\n]{0,40}?\bfrom\b",
+    re.I,
+)
+_CPP_SOURCE = re.compile(r"\w\.(?:cu|cuh|c|cc|cpp|cxx|h|hh|hpp|hxx|inl)\b(?![./\w])")
+_REPOSITORY = re.compile(
+    r"https?://(?:www\.)?(?:github|gitlab)\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?(?=[\s)\]>,]|$)"
+)
+_SGLANG_SOURCE = re.compile(r"sgl[-_]kernel|sgl-project|sglang", re.I)
+
+
+def upstream_source(data: bytes) -> str | None:
+    """The words of the file's leading comment that say its code is adapted, forked or
+    vendored from another project's C/C++/CUDA source, or None."""
+    text = leading_comments(data[:HEAD_BYTES])
+    if not text:
+        return None
+    for m in _DERIVED.finditer(text):
+        # (the sentence: up to a full stop or a blank line)
+        paragraph = re.split(r"\.\s|\n[ \t]*\n", text[m.end() : m.end() + 240], maxsplit=1)[0]
+        named = _CPP_SOURCE.search(paragraph) or _REPOSITORY.search(paragraph)
+        if named is None or _SGLANG_SOURCE.search(paragraph[: named.end()]):
+            continue
+        return " ".join((m.group() + paragraph[: named.end()]).split())
+    return None
+
+
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"/\\\n]+)"', re.M)
+_CPP_NAMES = (".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl")
+_UPSTREAM_INCLUDES: dict[str, frozenset[str]] = {}
+
+
+def included_by_upstream(abspath: str) -> bool:
+    """Does a file of the same directory whose leading comment names another project's source
+    (`upstream_source`) include this one by its bare name (`#include "dequant.h"`)? Such a file
+    is part of the vendored code even when it carries no marker of its own. The directory's
+    files are read once per run (their first bytes)."""
+    directory, name = os.path.split(os.path.abspath(abspath))
+    found = _UPSTREAM_INCLUDES.get(directory)
+    if found is None:
+        names: set[str] = set()
+        try:
+            entries = sorted(os.listdir(directory))
+        except OSError:
+            entries = []
+        for entry in entries:
+            if not entry.endswith(_CPP_NAMES):
+                continue
+            try:
+                with open(os.path.join(directory, entry), "rb") as fh:
+                    data = fh.read(HEAD_BYTES)
+                    if upstream_source(data) is None:
+                        continue
+                    data += fh.read(1 << 20)
+            except OSError:
+                continue
+            if b"#" in data:
+                names.update(
+                    m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)
+                )
+        found = _UPSTREAM_INCLUDES[directory] = frozenset(names)
+    return name in found
+
+
 def reset() -> None:
     """Forget the memoized headers (tests; a long-lived process between runs)."""
     _HEADER_OF_DIR.clear()
     _HEADER_IN_FORCE.clear()
+    _UPSTREAM_INCLUDES.clear()

@@ -328,6 +328,11 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
         if name.startswith("bench_") and settings is not None:
             if settings.is_jit_benchmark(cand.abspath):
                 key += "|jit-benchmark"
+        from .jit_wiring import dependency_key, wants_dependencies
+
+        # The `load_jit` rules read the C++ files a call names (kernlint.jit_wiring).
+        if wants_dependencies(rules):
+            key += dependency_key(cand.abspath, settings)
         return key
     if cand.language != "cpp":
         return key
@@ -365,6 +370,9 @@ def _jit_key(rules, settings, abspath: str) -> str:
         from .sgl_headers import fingerprint as abstractions_fingerprint
 
         key += abstractions_fingerprint(abspath)  # (what the tree's sgl_kernel headers define)
+        from .jitscope import included_by_upstream
+
+        key += "|vendored-include" if included_by_upstream(abspath) else ""
     return key
 
 

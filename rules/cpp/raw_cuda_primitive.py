@@ -62,7 +62,9 @@ project's C/C++/CUDA sources: "Adapted from <URL of a .cu/.h file or of a reposi
 "Forked from X's `kernel` (file.cu)", "Kernel body vendored from ... (kernel.cu)", "adapted from
 aiter's coop_topk.cuh". Such files keep the upstream spellings so that they can be compared with
 and re-synced to upstream. Code adapted from a Python source, from SGLang's own sgl-kernel, or
-"inspired by" a project is SGLang's own and is checked. (Files that are verbatim copies, generated
+"inspired by" a project is SGLang's own and is checked. A file that such a file includes from
+its own directory by name (`#include "dequant.h"` in Marlin's `marlin_template.h`) is part of
+the vendored code too, marker or not. (Files that are verbatim copies, generated
 or torch extensions are not JIT sources at all: see `jit-exempt-markers`.)
 
 The rule is in preview. Reviewed precision on real code (findings reviewed with the code
@@ -74,7 +76,12 @@ are code copied from another project without a marker in the file: the sparse-ML
 from SGLang's own code, and in the small 0.5.15 tree they are a tenth of the findings. A
 "Taken from FlashMLA" line in such a file, or a per-file ignore, silences them.
 
-`plain-device` leaves alone a function marked `__noinline__` (kept out of line on purpose) and a
+Checks that pass on their caller's source location (a function with a `DebugInfo` parameter)
+stay `RuntimeCheck`/`RuntimeDeviceCheck`: the macros report their own line. `type-spelling`
+needs a file that includes an `sgl_kernel/` header (the aliases come with them).
+`math-intrinsic` leaves alone a call with NaN spoken of on its line or the eight lines above
+(a comment, a `__hmin2_nan` beside it): the intrinsic's NaN behaviour is chosen, and
+`device::math::` promises none. `plain-device` leaves alone a function marked `__noinline__` (kept out of line on purpose) and a
 head holding a macro word in capitals (`__device__ MY_INLINE float f(...)`: the macro may say
 how to inline); `raw-malloc` leaves alone a function that also shares the memory with other
 processes or devices (`cudaIpc*`, `cuMem*`, `cuMulticast*`, `cudaHostRegister`), which a
@@ -284,6 +291,32 @@ _SHARED_MEMORY = re.compile(rb"\b(?:cudaIpc\w+|cuMem\w+|cuMulticast\w+|cudaHostR
 # A head word in capitals is a macro that may carry its own inlining attributes.
 _MACRO_WORD = re.compile(rb"\b[A-Z][A-Z0-9_]{2,}\b")
 _DEVICE_WORD = re.compile(rb"\b__device__\b")
+_SGL_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*[<\"]sgl_kernel/")
+# `NaN` in a comment, `__hmin2_nan` beside the call: the intrinsic's NaN handling is chosen.
+_NAN = re.compile(rb"(?i)(?:\b|_)nan\b")
+
+
+def _nan_nearby(data: bytes, at: int) -> bool:
+    """Does the call's line, or one of the eight lines above it, speak of NaN?"""
+    start = at
+    for _ in range(9):
+        start = data.rfind(b"\n", 0, start - 1) if start > 0 else -1
+        if start < 0:
+            start = 0
+            break
+    end = data.find(b"\n", at)
+    return _NAN.search(data, start, end if end >= 0 else len(data)) is not None
+
+
+def _forwards_location(owner, facts) -> bool:
+    """Does the function take its caller's source location (a `DebugInfo` parameter), which a
+    check macro would replace by its own line?"""
+    return any(
+        "DebugInfo" in (p.type_text or "") or "source_location" in (p.type_text or "")
+        for p in facts.params_of(owner)
+    )
+
+
 _COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 # Accesses `AlignedVector` cannot express: the CUDA cache-operator intrinsics (`__ldg`,
 # `__ldcs`, `__stcg`, ...) and helpers around PTX loads and stores with cache hints, async
@@ -311,39 +344,13 @@ _STATEMENT_END = frozenset(
     }
 )
 
-# A leading comment saying the file's code comes from another project's C/C++/CUDA sources:
-# "Adapted from https://github.com/NVIDIA/TensorRT-LLM/.../dsv3FusedAGemm.cu", "Forked from
-# flashinfer's finalizeKernel (trtllm_fused_moe_dev_kernel.cu:639)", "Adapted from
-# https://github.com/IST-DASLab/marlin" (a repository), "Kernel body vendored from ...
-# (KDA_decode/kda_decode_fusion_kernel.cu)". The source must be named within the sentence: a C/C++ file name or a repository URL (not SGLang's own, not a Python file).
-_DERIVED = re.compile(
-    r"\b(?:adapted|adapt|forked|ported|derived|vendored|copied|taken|borrowed)\b"
-    r"[^.;\n]{0,40}?\bfrom\b",
-    re.I,
-)
-_CPP_SOURCE = re.compile(r"\w\.(?:cu|cuh|c|cc|cpp|cxx|h|hh|hpp|hxx|inl)\b(?![./\w])")
-_REPOSITORY = re.compile(
-    r"https?://(?:www\.)?(?:github|gitlab)\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?(?=[\s)\]>,]|$)"
-)
-_SGLANG_SOURCE = re.compile(r"sgl[-_]kernel|sgl-project|sglang", re.I)
-
 
 def upstream_source(data: bytes) -> str | None:
-    """The words of the file's leading comment that say its code is adapted, forked or
-    vendored from another project's C/C++/CUDA source, or None."""
-    from kernlint.jitscope import HEAD_BYTES, leading_comments
+    """The words of the file's leading comment that say its code comes from another project's
+    C/C++/CUDA source, or None (kernlint.jitscope.upstream_source)."""
+    from kernlint.jitscope import upstream_source as found
 
-    text = leading_comments(data[:HEAD_BYTES])
-    if not text:
-        return None
-    for m in _DERIVED.finditer(text):
-        # (the sentence: up to a full stop or a blank line)
-        paragraph = re.split(r"\.\s|\n[ \t]*\n", text[m.end() : m.end() + 240], maxsplit=1)[0]
-        named = _CPP_SOURCE.search(paragraph) or _REPOSITORY.search(paragraph)
-        if named is None or _SGLANG_SOURCE.search(paragraph[: named.end()]):
-            continue
-        return " ".join((m.group() + paragraph[: named.end()]).split())
-    return None
+    return found(data)
 
 
 def _report(ctx, start, end, key, text, **fmt) -> None:
@@ -355,6 +362,10 @@ def _report(ctx, start, end, key, text, **fmt) -> None:
 def check(ctx) -> None:
     path = ctx.source.abspath or ctx.source.path
     if in_abstractions(path) or upstream_source(ctx.data) is not None:
+        return
+    from kernlint.jitscope import included_by_upstream
+
+    if included_by_upstream(path):
         return
     from kernlint.sgl_headers import abstractions
 
@@ -458,6 +469,7 @@ def check(ctx) -> None:
                 and func is not None
                 and _is_host_only(func)
                 and not (key == "raw-malloc" and _SHARED_MEMORY.search(owner.text))
+                and not (key != "raw-malloc" and _forwards_location(owner, facts))
             ):
                 text = " ".join(ctx.text(fn).split())
                 _report(ctx, fn.start_byte, fn.end_byte, key, text)
@@ -467,6 +479,7 @@ def check(ctx) -> None:
                 _in_device_code(node, kinds, facts)
                 and args is not None
                 and b"__shfl_" not in args.text  # (a warp reduction: its own entry)
+                and not _nan_nearby(data, node.start_byte)
             ):
                 _report(
                     ctx,
@@ -481,7 +494,7 @@ def check(ctx) -> None:
     if b"__device__" in data and tree.has("SGL_DEVICE"):
         _plain_device(ctx, facts, tree)
     spellings = [(n, a) for n, a in tree.aliases if n.encode() in data]
-    if spellings:
+    if spellings and _SGL_INCLUDE.search(data):  # (the aliases come with the project headers)
         _type_spellings(ctx, facts, spellings)
 
 

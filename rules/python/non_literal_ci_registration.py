@@ -138,6 +138,15 @@ def _register_name(call, facts, names=None) -> str | None:
 
 
 def _module_level_calls(ctx):
+    """`_find_module_level_calls(ctx)`, worked out once per file for all the rules that read
+    the registrations."""
+    memo = ctx.__dict__
+    if "_ci_module_level_calls" not in memo:
+        memo["_ci_module_level_calls"] = _find_module_level_calls(ctx)
+    return memo["_ci_module_level_calls"]
+
+
+def _find_module_level_calls(ctx):
     """The registration calls of a file whose every mention of a registration function is an
     import line or a statement of its own at column 0 (module level, outside any string), as
     `ast` nodes positioned in the file: each statement is parsed alone, the file is not. None

@@ -1,0 +1,427 @@
+"""Reports CI registrations that SGLang's test collector drops, misreads or rejects.
+
+## What it does
+Reports `register_cuda_ci(...)` and the other registration functions of SGLang's
+`ci_register` module (`register_amd_ci`, `register_cpu_ci`, `register_musa_ci`,
+`register_npu_ci`, `register_xpu_ci`, `register_mlx_ci`) where CI's collector, which reads
+them from the file's syntax tree without running it, would do something other than what the
+call says. Each message says what the collector does with it.
+
+Dropped without a word (the collector reads only a module-level statement that is nothing
+but a call of one of those names):
+
+* a registration under a module-level `if`, `try`, `with`, `for`, `while` or `match`
+  (`if __name__ == "__main__":` included);
+* an assigned result (`x = register_cuda_ci(...)`) or a registration inside another
+  expression;
+* an attribute call (`ci_register.register_cuda_ci(...)`) or a renamed function
+  (`from ... import register_cuda_ci as reg`): the collector knows the functions by their
+  names.
+
+The arguments of a dropped registration are judged once it is where the collector reads it
+(one finding for the call until then).
+
+Misread (the collector reads only a literal `True`/`False` or string there, and takes
+anything else as not given):
+
+* a `nightly` that is not a literal: the registration is not a nightly one;
+* a `disabled` that is not a literal: the test is not disabled, and runs in CI.
+
+Accepted, but not what the guide says (SGLang's add-jit-kernel guide, Step 4):
+
+* `nightly=True` on `register_cuda_ci`: CI's CUDA jobs select suites by name and never
+  pass `--nightly`, so the registration is never run; the guide's form is
+  `stage="nightly"` with a `runner_config`;
+* a `stage` holding the `-test-` infix (`stage="base-b-test"`): CI names the suite
+  `{stage}-test-{runner_config}`, so the infix is doubled and the suite is one no job runs;
+* `suite=None` (or `stage=None`, `runner_config=None`): the registration names no suite.
+
+Rejected by the collector (it stops, and every CI job that collects tests fails): reported
+here before CI runs:
+
+* a signed `est_time` (`est_time=-5`: a minus sign makes an expression, not a constant, to
+  the collector), a string or `None` as `est_time`, or no `est_time`;
+* not exactly one of the `stage`/`runner_config` pair or `suite`;
+* a `disabled=` that is not a reason string (`disabled=True`: the guide's form is
+  `disabled="reason"`), a `nightly` that is not `True`/`False`, a `suite`, `stage` or
+  `runner_config` that is a literal but not a string;
+* an unknown keyword, an argument given twice, more than four positional arguments, a
+  starred argument after the second or a `**` argument.
+
+Left to `non-literal-ci-registration` (one mistake, one finding): `est_time`, `suite`,
+`stage` or `runner_config` that is not a literal, and registrations inside functions or
+classes. Not reported: a function imported under a registration function's name from
+elsewhere, calls of other `register_*_ci` names (the collector ignores them), an `est_time`
+of `True`/`False` (the collector reads it as a number) and the suite names themselves
+(whether `run_suite.py` knows a suite is its own check).
+
+## Why is this bad?
+SGLang's unified runner `test/run_suite.py` collects `register_*_ci(...)` calls by parsing
+each test file's syntax tree. A registration it drops leaves the test unscheduled (or fails
+the "No CI registry found" sanity check only when it was the file's last one), a misread
+`disabled` runs a test that was meant to be skipped, and the shapes it rejects stop the
+collection for every suite, found only when CI runs.
+
+## Example
+```python
+from sglang.test.ci.ci_register import register_cuda_ci
+
+register_cuda_ci(est_time=30, stage="base-b-kernel-unit", runner_config="1-gpu-large", nightly=True)
+```
+
+## Use instead
+```python
+from sglang.test.ci.ci_register import register_cuda_ci
+
+register_cuda_ci(est_time=30, stage="nightly", runner_config="1-gpu-large")
+```
+
+## Fix safety
+No automatic fix: where the registration goes, and the value it needs, are the author's to
+decide.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from kernlint.model import Rule
+
+from .non_literal_ci_registration import (
+    _ALIAS,
+    _CI_LINE,
+    _RENAMED,
+    _is_literal,
+    _module_level_calls,
+    _register_name,
+    _span,
+    _wanted_lines,
+)
+
+RULE = Rule(
+    code="PY011",
+    name="invalid-ci-registration",
+    language="python",
+    summary="`register_*_ci(...)` that CI's collector drops, misreads or rejects",
+    triggers=(b"register_",),
+    # A call to `register_<backend>_ci`, or an import of one under another name.
+    prefilter=re.compile(rb"register_\w+_ci\b"),
+    # The lines non-literal-ci-registration reads: the two rules share the parse.
+    partial_lines=_wanted_lines,
+    needs_tree=False,
+)
+
+# The names CI's collector knows (its REGISTER_MAPPING), and its parameters.
+COLLECTED = frozenset(
+    {
+        "register_cpu_ci",
+        "register_cuda_ci",
+        "register_amd_ci",
+        "register_musa_ci",
+        "register_npu_ci",
+        "register_xpu_ci",
+        "register_mlx_ci",
+    }
+)
+PARAM_ORDER = ("est_time", "suite", "nightly", "disabled")
+KWARG_ONLY = ("stage", "runner_config")
+PARAMS = PARAM_ORDER + KWARG_ONLY
+
+_BLOCKS = {
+    ast.If: "if",
+    ast.Try: "try",
+    ast.With: "with",
+    ast.AsyncWith: "async with",
+    ast.For: "for",
+    ast.AsyncFor: "async for",
+    ast.While: "while",
+}
+if hasattr(ast, "TryStar"):
+    _BLOCKS[ast.TryStar] = "try"
+if hasattr(ast, "Match"):
+    _BLOCKS[ast.Match] = "match"
+_DEF_OR_CLASS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+_COLLECTOR = "CI's collector"
+
+
+def check(ctx) -> None:
+    renamed = _ALIAS.search(ctx.data) or _RENAMED.search(ctx.data)
+    calls = None if renamed else _module_level_calls(ctx)
+    if calls is not None:
+        for value, offset in calls:
+            _check_statement_call(ctx, value, offset)
+        return
+    if ctx.tree is None:
+        return  # unparsable: the engine warns about it
+    facts = ctx.facts
+    pattern = _CI_LINE
+    names = facts.names if renamed else {}
+    aliases = [n for n, o in names.items() if o.split(".")[-1] in COLLECTED and n not in COLLECTED]
+    if aliases:
+        pattern = re.compile(
+            rb"\b(register_\w+_ci|" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b"
+        )
+    for node in facts.nodes_on_lines(pattern, (ast.Call,)):
+        _check_call(ctx, node, names)
+
+
+def _check_statement_call(ctx, value, offset: int) -> None:
+    """A module-level statement of its own at column 0 that starts with a registration
+    function's name (read without parsing the file): `value` is its expression."""
+    if isinstance(value.func, ast.Name):
+        if value.func.id in COLLECTED:
+            _check_arguments(ctx, value, value.func.id, offset)
+        return
+    # (`register_cuda_ci(...).x()`: the registration is inside another expression)
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in COLLECTED:
+                ctx.report(*_span(ctx, node.func, offset), _inside_expression(node.func.id))
+
+
+def _check_call(ctx, node, names) -> None:
+    facts = ctx.facts
+    if isinstance(node.func, ast.Attribute):
+        names = facts.names  # (the base of an attribute call must be an imported name)
+        base = node.func
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id not in names:
+            return
+    name = _register_name(node, facts, names)
+    if name not in COLLECTED:
+        return
+    ancestors = facts.guards.ancestors(node)
+    if any(isinstance(a, _DEF_OR_CLASS) for a in ancestors):
+        return  # (not at module level: non-literal-ci-registration reports it)
+    message = _dropped(node, name, ancestors)
+    if message:
+        ctx.report(*_span(ctx, node.func, 0), message)
+    else:
+        _check_arguments(ctx, node, name, 0)
+
+
+def _dropped(node, name, ancestors) -> str | None:
+    """Why the collector does not read the module-level registration `node`, or None."""
+    stmt = next((a for a in ancestors if isinstance(a, ast.stmt)), None)
+    top = ancestors[-2] if len(ancestors) >= 2 and isinstance(ancestors[-1], ast.Module) else None
+    if top is not None and top is not stmt:
+        kind = _BLOCKS.get(type(top), type(top).__name__)
+        return (
+            f"`{name}(...)` under a module-level `{kind}`: {_COLLECTOR} reads only the "
+            "module's own statements and drops this registration; move it to module level"
+        )
+    if not (isinstance(stmt, ast.Expr) and stmt.value is node):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is node:
+            return (
+                f"the result of `{name}(...)` is assigned: {_COLLECTOR} reads only a "
+                "registration that is a statement of its own and drops this one"
+            )
+        return _inside_expression(name)
+    if isinstance(node.func, ast.Attribute):
+        return (
+            f"`{ast.unparse(node.func)}` called as an attribute: {_COLLECTOR} knows registrations by "
+            f"their bare name and drops this one; import `{name}` and call it by name"
+        )
+    if isinstance(node.func, ast.Name) and node.func.id != name:
+        return (
+            f"`{node.func.id}` is `{name}` renamed: {_COLLECTOR} knows registrations by "
+            f"name and drops this one; import `{name}` under its own name"
+        )
+    return None
+
+
+def _inside_expression(name: str) -> str:
+    return (
+        f"`{name}(...)` inside another expression: {_COLLECTOR} reads only a registration "
+        "that is a statement of its own and drops this one"
+    )
+
+
+def _constant(node):
+    """(True, value) for a plain constant, else (False, None)."""
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    return False, None
+
+
+def _check_arguments(ctx, call, name: str, offset: int) -> None:
+    def report(node, message):
+        ctx.report(*_span(ctx, node, offset), message)
+
+    starred = False
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            starred = True
+            if i >= 2:  # (in est_time's or suite's place non-literal-ci-registration reports it)
+                report(
+                    arg,
+                    f"starred argument in `{name}(...)`: {_COLLECTOR} stops on it "
+                    "('starred arguments are not supported'); write the arguments out",
+                )
+    if starred:
+        return  # (which argument is which is unknown)
+    given = dict(zip(PARAM_ORDER, call.args, strict=False))
+    if len(call.args) > len(PARAM_ORDER):
+        report(
+            call.args[len(PARAM_ORDER)],
+            f"`{name}` takes at most {len(PARAM_ORDER)} positional arguments "
+            f"({', '.join(PARAM_ORDER)}): the call raises TypeError when the file is imported "
+            f"and {_COLLECTOR} stops ('too many positional arguments')",
+        )
+    double_star = False
+    for kw in call.keywords:
+        if kw.arg is None:
+            double_star = True
+            report(
+                kw,
+                f"`**` argument in `{name}(...)`: {_COLLECTOR} stops on it ('**kwargs are not "
+                "supported'); write the arguments out",
+            )
+        elif kw.arg not in PARAMS:
+            report(
+                kw,
+                f"`{name}` has no argument `{kw.arg}`: the call raises TypeError when the file "
+                f"is imported and {_COLLECTOR} stops ('unknown argument')",
+            )
+        elif kw.arg in given:
+            report(
+                kw,
+                f"`{kw.arg}` given twice to `{name}` (by position and by name): the call raises "
+                f"TypeError when the file is imported and {_COLLECTOR} stops "
+                "('duplicated argument')",
+            )
+        else:
+            given[kw.arg] = kw.value
+    if double_star:
+        return  # (what the `**` argument holds is unknown)
+    _check_est_time(call, name, given, report)
+    if _check_shape(call, name, given, report):
+        _check_suite_values(name, given, report)
+    _check_flags(name, given, report)
+
+
+def _check_est_time(call, name, given, report) -> None:
+    est = given.get("est_time")
+    if est is None:
+        report(
+            call.func,
+            f"`{name}(...)` without `est_time`: {_COLLECTOR} stops ('est_time is a required "
+            "constant') and the call raises TypeError when the file is imported",
+        )
+        return
+    if not _is_literal(est):
+        return  # (non-literal-ci-registration reports it)
+    is_const, value = _constant(est)
+    if not is_const:
+        sign = "-" if isinstance(est.op, ast.USub) else "+"
+        report(
+            est,
+            f"signed `est_time`: {_COLLECTOR} reads only a plain number (`{sign}` makes an "
+            "expression) and stops ('est_time is a required constant'); the estimate is a "
+            "positive number of seconds",
+        )
+    elif not isinstance(value, (int, float)):
+        report(
+            est,
+            f"`est_time` is not a number: {_COLLECTOR} stops ('est_time must be a number'); "
+            "the estimate is a positive number of seconds",
+        )
+
+
+def _check_shape(call, name, given, report) -> bool:
+    """Exactly one of the (stage, runner_config) pair or suite, as the collector requires
+    (an argument counts as given whatever its value). False where it reported."""
+    stage, runner, suite = ("stage" in given, "runner_config" in given, "suite" in given)
+    if (stage and runner and not suite) or (suite and not stage and not runner):
+        return True
+    if not (stage or runner or suite):
+        what = "names no suite (no `stage`/`runner_config`, no `suite`)"
+    elif suite:
+        what = "gives both `suite` and `stage`/`runner_config`"
+    else:
+        what = (
+            "gives `stage` without `runner_config`"
+            if stage
+            else ("gives `runner_config` without `stage`")
+        )
+    report(
+        call.func,
+        f"`{name}(...)` {what}: {_COLLECTOR} stops ('must specify exactly one of (stage, "
+        "runner_config) pair or suite')",
+    )
+    return False
+
+
+def _check_suite_values(name, given, report) -> None:
+    values = {}
+    for key in ("suite", "stage", "runner_config"):
+        node = given.get(key)
+        if node is None or not _is_literal(node):
+            continue  # (absent, or non-literal-ci-registration reports it)
+        is_const, value = _constant(node)
+        if is_const and isinstance(value, str):
+            values[key] = value
+        elif is_const and value is None:
+            report(
+                node,
+                f"`{key}=None` names no suite: {_COLLECTOR} reads the registration with no "
+                "suite, which no CI job runs (`run_suite.py` rejects it for CUDA, CPU, MUSA "
+                "and XPU)",
+            )
+        else:
+            report(
+                node,
+                f"`{key}` is not a string: {_COLLECTOR} stops ('{key} must be a string')",
+            )
+    stage = values.get("stage")
+    if stage is not None and ("-test-" in stage or stage.endswith("-test")):
+        runner = values.get("runner_config", "<runner_config>")
+        report(
+            given["stage"],
+            f"`stage` holds the `-test-` infix: CI names the suite "
+            f"`{{stage}}-test-{{runner_config}}`, here `{stage}-test-{runner}`; leave `-test-` "
+            "out of `stage`",
+        )
+
+
+def _check_flags(name, given, report) -> None:
+    nightly = given.get("nightly")
+    if nightly is not None:
+        is_const, value = _constant(nightly)
+        if not is_const:
+            report(
+                nightly,
+                f"`nightly` is not a literal: {_COLLECTOR} reads only `True`/`False` here and "
+                "takes this as not given: the registration is not a nightly one",
+            )
+        elif not isinstance(value, bool):
+            report(
+                nightly,
+                f"`nightly` is not `True`/`False`: {_COLLECTOR} stops ('nightly must be a "
+                "boolean')",
+            )
+        elif value and name == "register_cuda_ci":
+            report(
+                nightly,
+                "`nightly=True` on a CUDA registration: CI's CUDA jobs select suites by name "
+                "and never pass `--nightly`, so this registration is never run; register with "
+                '`stage="nightly"` and a `runner_config` instead',
+            )
+    disabled = given.get("disabled")
+    if disabled is not None:
+        is_const, value = _constant(disabled)
+        if not is_const:
+            report(
+                disabled,
+                f"`disabled` is not a literal: {_COLLECTOR} reads only a string here and takes "
+                "this as not given: the test is not disabled, and runs in CI",
+            )
+        elif value is not None and not isinstance(value, str):
+            report(
+                disabled,
+                f"`disabled` is not a reason string: {_COLLECTOR} stops ('disabled must be a "
+                'string\'); write `disabled="<why it is skipped>"`',
+            )

@@ -117,7 +117,8 @@ def check(ctx) -> None:
                 shown = ast.unparse(below[0].func if isinstance(below[0], ast.Call) else below[0])
                 why = (
                     f"it wraps what `@{shown}` returns, not `{node.name}`, and reads the "
-                    "benchmark's parameters from that wrapper"
+                    "benchmark's parameters from that wrapper (one that does not keep the "
+                    "function's signature fails the `line_arg` check at import)"
                 )
             ctx.report(
                 *node_span(ctx, dec),

@@ -107,6 +107,7 @@ AITER_IMPORT_POLICIES = ("reachable", "lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
 
 
+    "jit-source-root": str,
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.S)
 
 
@@ -313,6 +314,8 @@ def _validate(path: str, table: dict) -> None:
                 _check_selectors(path, where, codes)
                 _check_globs(path, "`per-file-ignores`", [pattern])
 
+        if key == "jit-source-root" and not value.strip():
+            raise ConfigError(f"{path}: `jit-source-root` must be a directory path, not empty")
 
 def load_config_file(path: str) -> RawConfig:
     """The merged settings of one config file and the files it `extend`s (iteratively: a long
@@ -444,6 +447,16 @@ class Settings:
             self.exclude = list(v.get("exclude", DEFAULT_EXCLUDE))
         self.extend_exclude = [
             (p, raw.key_roots.get("extend-exclude", raw.root)) for p in v.get("extend-exclude", [])
+        # The JIT KERNEL_PATH (holding `csrc/` and `include/`) that `load_jit` resolves
+        # `cuda_files` against (kernlint.jit_wiring); None: found from each checked file.
+        src_root = v.get("jit-source-root")
+        self.jit_source_root = (
+            os.path.normpath(
+                os.path.join(raw.key_roots.get("jit-source-root", raw.root), src_root)
+            )
+            if src_root
+            else None
+        )
         ]
         self.extend_exclude += [(p, os.getcwd()) for p in overrides.extend_exclude]
         self.jit_roots = list(v.get("jit-roots", DEFAULT_JIT_ROOTS)) + list(

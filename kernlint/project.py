@@ -75,7 +75,8 @@ def _without_template_args(text: str) -> str:
 _ANGLE = re.compile(r"[<>]")
 
 
-def _string_value(node) -> str | None:
+def string_value(node, hole: str = "_") -> str | None:
+    """A string literal's text; an f-string's with each `{...}` written as `hole`."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
@@ -85,9 +86,12 @@ def _string_value(node) -> str | None:
             if isinstance(part, ast.Constant) and isinstance(part.value, str):
                 out.append(part.value)
             else:
-                out.append("_")
+                out.append(hole)
         return "".join(out)
     return None
+
+
+_string_value = string_value
 
 
 def _targets_in_tree(tree) -> set[str]:

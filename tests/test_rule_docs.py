@@ -20,6 +20,19 @@ SECTIONS = [
 _BLOCK = re.compile(r"## (Example|Use instead)\s*\n```(\w+)\n(.*?)```", re.S)
 EXT = {"cpp": ".cuh", "python": ".py"}
 _FILE_LINE = re.compile(r"(?:#|//) ([\w/.-]+\.(?:py|cuh|cu|h))\n")
+_SECTION = re.compile(r"## (Example|Use instead)\s*\n(.*?)(?=\n## |\Z)", re.S)
+_ANY_BLOCK = re.compile(r"```\w+\n(.*?)```", re.S)
+
+
+def _beside(rule, kind) -> list[tuple[str, str]]:
+    """(path, body) of the section's further code blocks that name their file on their first
+    line (`// csrc/elementwise/scale.cuh`): written beside the example, for rules that read
+    other files of the tree (a Python `load_jit` call and the C++ it names)."""
+    for k, text in _SECTION.findall(rule.doc):
+        if k == kind:
+            blocks = _ANY_BLOCK.findall(text)[1:]
+            return [(m.group(1), b) for b in blocks if (m := _FILE_LINE.match(b))]
+    return []
 
 
 @pytest.mark.parametrize("rule", REGISTRY.rules, ids=[r.name for r in REGISTRY.rules])
@@ -58,6 +71,12 @@ def test_doc_example(rule, kind, lang, body, tmp_path):
         d.mkdir(parents=True)
         path = d / f"example{ext}"
     path.write_text(body, encoding="utf-8")
+    for name, text in _beside(rule, kind):
+        extra = tmp_path / "kernels" / "jit" / name
+        extra.parent.mkdir(parents=True, exist_ok=True)
+        extra.write_text(text, encoding="utf-8")
+        if name.startswith("csrc/"):  # (a JIT source tree holds `csrc/` and `include/`)
+            (tmp_path / "kernels" / "jit" / "include").mkdir(exist_ok=True)
     # Meta rules judge other rules' suppressions: run them with everything on.
     select = ["ALL"] if rule.code.startswith("KL") else [rule.code]
     results = lint_paths([str(path)], select=select, preview=True, warn=lambda m: None)

@@ -56,20 +56,24 @@ def find_root(pyfile: str, layout: str, settings=None) -> str | None:
     configured = getattr(settings, "jit_source_root", None)
     if configured:
         return configured if os.path.isdir(os.path.join(configured, "csrc")) else None
-    start = os.path.dirname(os.path.abspath(pyfile))
-    key = (start, layout)
-    if key in _ROOTS:
-        return _ROOTS[key]
+    return _root_above(os.path.dirname(os.path.abspath(pyfile)), layout)
+
+
+def _root_above(start: str, layout: str) -> str | None:
+    """The nearest KERNEL_PATH at or above `start` (memoized for every directory passed)."""
     tail = LAYOUT_DIRS[layout]
-    found = None
+    passed = []
     d = start
+    found = None
     while True:
+        key = (d, layout)
+        if key in _ROOTS:
+            found = _ROOTS[key]
+            break
+        passed.append(key)
         parts = d.replace(os.sep, "/").split("/")
-        candidates = []
-        if tuple(parts[-len(tail) :]) == tail:
-            candidates.append(d)
-        candidates.append(os.path.join(d, *tail))
-        candidates.append(os.path.join(d, "sglang", *tail))
+        candidates = [d] if tuple(parts[-len(tail) :]) == tail else []
+        candidates += [os.path.join(d, *tail), os.path.join(d, "sglang", *tail)]
         found = next((c for c in candidates if _is_kernel_path(c)), None)
         if found is not None:
             break
@@ -77,7 +81,8 @@ def find_root(pyfile: str, layout: str, settings=None) -> str | None:
         if parent == d:
             break
         d = parent
-    _ROOTS[key] = found
+    for key in passed:
+        _ROOTS[key] = found
     return found
 
 
@@ -110,8 +115,18 @@ def wrapper_scope(root: str) -> bool | None:
     return answer
 
 
+_LOADER_FILES: dict[str, list[str]] = {}
+
+
 def loader_files(root: str) -> list[str]:
-    """The loader's source files (what `wrapper_scope` reads), for cache keys."""
+    """The loader's source files (what `wrapper_scope` reads), for cache keys (listed once
+    per process)."""
+    if root not in _LOADER_FILES:
+        _LOADER_FILES[root] = _list_loader_files(root)
+    return _LOADER_FILES[root]
+
+
+def _list_loader_files(root: str) -> list[str]:
     utils = os.path.join(root, "utils")
     out = [utils + ".py"] if os.path.isfile(utils + ".py") else []
     for d, dirs, names in os.walk(utils):
@@ -687,9 +702,17 @@ def read_text(path: str) -> bytes | None:
     return data
 
 
+_INCLUDE_LISTS: dict[str, tuple] = {}
+
+
 def _includes_of(path: str) -> list[tuple[str, str]]:
     data = read_text(path)
-    return [] if data is None else _includes_in(data)
+    if data is None:
+        return []
+    hit = _INCLUDE_LISTS.get(path)
+    if hit is None or hit[0] is not data:
+        hit = _INCLUDE_LISTS[path] = (data, _includes_in(data))
+    return hit[1]
 
 
 def _includes_in(data: bytes) -> list[tuple[str, str]]:

@@ -226,3 +226,8 @@ def _wait_name(stmt) -> str:
         return "griddepcontrol.wait"
     node = name_node(expr.child_by_field_name("function"))
     return node.text.decode("utf-8", "replace") if node is not None else "the PDL wait"
+
+
+# (shared with read-before-pdl-wait)
+is_wait_statement = _is_wait
+wait_statement_name = _wait_name

@@ -15,10 +15,13 @@ where the condition reads `.shape`, `.dtype`, `.device`, `.ndim`, `.is_cuda` or 
 Not reported: checks inside the factory (they run once per specialisation), in a nested block
 of the entry point (`if debug: assert ...` is gated on purpose), or in a nested function; a
 condition that picks between modules or a fallback without raising; entry points that call a
-factory imported from another module (the factory is not known to build a JIT module); checks
+factory imported from another module (the factory is not known to build a JIT module); a
+contiguity check of a tensor the function then reshapes or views (`x.view(-1, d)`: a
+non-contiguous tensor would be copied there, and the kernel would write the copy); checks
 of anything else (`torch.cuda.get_device_capability()`, flags, integer arguments).
 
-The rule is in preview.
+The rule is in preview: checks that C++ cannot express (a page shape of a flattened view, pinned
+host memory) are still reported.
 
 ## Why is this bad?
 SGLang's JIT kernel guide puts each check where it is cheapest: tensor invariants in the C++
@@ -115,8 +118,19 @@ def check(ctx) -> None:
         factory = _calls_module(f, factories)
         if factory is None:
             continue
+        reshaped = {
+            n.func.value.id
+            for n in _own_nodes(f)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("view", "reshape")
+            and isinstance(n.func.value, ast.Name)
+        }
         for stmt in f.body:
             prop = _checked_property(stmt)
+            if prop is not None and prop.endswith(".is_contiguous()"):
+                if prop.split(".")[0] in reshaped:
+                    continue  # (it guards a Python-side view: C++ sees only the view)
             if prop is not None:
                 ctx.report(
                     *node_span(ctx, stmt),

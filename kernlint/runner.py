@@ -328,6 +328,10 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
         if name.startswith("bench_") and settings is not None:
             if settings.is_jit_benchmark(cand.abspath):
                 key += "|jit-benchmark"
+                if any(r.name == BENCH_TENSOR_RULE for r in rules):
+                    from kernlint_rules.python.raw_benchmark_tensor import fingerprint as helpers
+
+                    key += helpers(cand.abspath)  # (the shorthands its tree's utilities define)
         from .jit_wiring import dependency_key, wants_dependencies
 
         # The `load_jit` rules read the C++ files a call names (kernlint.jit_wiring).
@@ -340,6 +344,9 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
     if is_jit:
         key += _jit_key(rules, settings, cand.abspath)
     return key
+
+
+BENCH_TENSOR_RULE = "raw-benchmark-tensor"
 
 
 def _generated_key(cand, settings) -> str:

@@ -23,6 +23,7 @@ Not reported, because the file does not show the tensor unchecked:
   `.dtype()`, `.device()`, `.stride(i)`, `.strides()`, `.numel()`, `.is_contiguous()`) and
   `.verify(...)`;
 - a tensor checked by hand (`RuntimeCheck(...)`, `CHECK_HOST(...)`, `TORCH_CHECK(...)`,
+  `TVM_FFI_ICHECK(...)` and its comparison forms (`TVM_FFI_ICHECK_EQ`, `CHECK_EQ`, ...),
   `assert(...)`, an `if` that throws or calls `Panic`, naming the tensor):
   `manual-tensor-validation` reports those checks;
 - a tensor whose pointer is never read (only its sizes or dtype);
@@ -108,6 +109,8 @@ PROPERTIES = frozenset(
 CHECKS = frozenset(
     {"RuntimeCheck", "CHECK_HOST", "TORCH_CHECK", "assert", "CHECK", "TVM_FFI_ICHECK"}
 )
+# `TVM_FFI_ICHECK_EQ(t.ndim(), 2)`, `CHECK_EQ(...)`: the comparison forms of the check macros.
+_CHECK_PREFIXES = ("TVM_FFI_ICHECK", "TVM_FFI_CHECK", "CHECK_")
 _NAMESPACES = re.compile(r"\b(?:tvm::ffi::|ffi::|const\b)")
 # (helpers followed through helpers: a bound on the depth)
 _MAX_DEPTH = 4
@@ -250,7 +253,8 @@ class _Analysis:
         n, child = parent(node), node
         while n is not None and n.type not in ("compound_statement", "function_definition"):
             if n.type == "call_expression" and child.type == "argument_list":
-                if _callee_name(n) in CHECKS:
+                name = _callee_name(n)
+                if name in CHECKS or name.startswith(_CHECK_PREFIXES):
                     return True
             if n.type == "if_statement":
                 cond = n.child_by_field_name("condition")

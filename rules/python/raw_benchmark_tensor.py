@@ -1,0 +1,211 @@
+"""Reports benchmark inputs built with `torch.randn`/`torch.empty` where the benchmark
+utilities have a shorthand.
+
+## What it does
+In JIT benchmark files -- `bench_*.py` under `jit-benchmark-roots`, as for
+`direct-triton-benchmark` -- reports `torch.randn(...)` and `torch.empty(...)` calls (however
+`torch` is imported) that spell out both `dtype=` and `device=` and nothing else besides the
+shape: the open-coded form of the benchmark utilities' `create_random(*shape, dtype=...,
+device=...)` and `create_empty(*shape, dtype=..., device=...)`.
+
+It reports only where the tree being checked has those helpers: the JIT benchmark utilities of
+the tree the file is in (`python/sglang/kernels/jit/benchmark/utils.py` in the SGLang
+repository, `kernels/jit/benchmark/utils.py` or `jit_kernel/benchmark/utils.py` in a wheel,
+found from the file's directory upwards) must define `create_random` (for `torch.randn`) or
+`create_empty` (for `torch.empty`). A file outside such a tree gets no finding.
+
+Not reported: allocations inside the implementations being timed (a function passed to
+`do_bench(...)`, or a value of a module-level dict such as `FN_MAP = {"jit": ..., "triton":
+...}`): they are the code under test, not its inputs; a call with any other keyword (`generator=`, `requires_grad=`, `layout=`,
+`pin_memory=`, `out=`, `size=`), with only one of `dtype=`/`device=` (the helpers default to
+`bfloat16` on `"cuda"`, which `torch` does not: the rewrite would change the tensor), or with
+`**kwargs`; `torch.randn_like`/`torch.empty_like`; other constructors (`torch.zeros`,
+`torch.rand`, `torch.randint`), which have no shorthand.
+
+The rule is in preview.
+
+## Why is this bad?
+SGLang's JIT kernel guide asks benchmarks to build their inputs with `create_random` /
+`create_empty`: one spelling for every benchmark, with the project's default dtype and device
+in one place, so that a reader sees at once which inputs deviate from the defaults.
+
+## Example
+```python
+# benchmark/bench_scale.py
+import torch
+
+
+def inputs(n):
+    return torch.randn(n, 4096, dtype=torch.bfloat16, device="cuda")
+```
+
+```python
+# benchmark/utils.py
+import torch
+
+
+def create_random(*shape, dtype=torch.bfloat16, device="cuda"):
+    return torch.randn(shape, dtype=dtype, device=device)
+```
+
+## Use instead
+```python
+# benchmark/bench_scale.py
+from sglang.kernels.jit.benchmark.utils import create_random
+
+
+def inputs(n):
+    return create_random(n, 4096)
+```
+
+```python
+# benchmark/utils.py
+import torch
+
+
+def create_random(*shape, dtype=torch.bfloat16, device="cuda"):
+    return torch.randn(shape, dtype=dtype, device=device)
+```
+
+## Fix safety
+No automatic fix: the helper has to be imported, and a tuple shape unpacked
+(`torch.randn((n, d), ...)` becomes `create_random(n, d, ...)`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from kernlint.model import Rule
+from kernlint.python import walk as _walk
+from kernlint.python.facts import node_span
+
+from .direct_triton_benchmark import is_bench_file, is_jit_benchmark
+
+RULE = Rule(
+    code="PY017",
+    name="raw-benchmark-tensor",
+    language="python",
+    summary="`torch.randn`/`torch.empty` with `dtype=` and `device=` in a JIT benchmark "
+    "(use `create_random`/`create_empty`)",
+    severity="warning",
+    status="preview",
+    triggers=(b"randn", b"empty"),
+    prefilter=re.compile(rb"\b(?:randn|empty)\s*\("),
+    path_filter=lambda path: is_bench_file(path),
+)
+
+HELPERS = {"torch.randn": "create_random", "torch.empty": "create_empty"}
+# Where a tree keeps its JIT benchmark utilities, relative to a directory above the file.
+_UTILS = (
+    ("python", "sglang", "kernels", "jit", "benchmark", "utils.py"),
+    ("sglang", "kernels", "jit", "benchmark", "utils.py"),
+    ("kernels", "jit", "benchmark", "utils.py"),
+    ("jit_kernel", "benchmark", "utils.py"),
+)
+_DEF = re.compile(rb"^def[ \t]+(create_random|create_empty)[ \t]*\(", re.M)
+_OF_DIR: dict[str, frozenset[str]] = {}
+
+
+def helpers_for(abspath: str) -> frozenset[str]:
+    """The shorthands (`create_random`, `create_empty`) the benchmark utilities of the tree
+    holding `abspath` define (empty: no such utilities found). Memoized per directory."""
+    start = os.path.dirname(os.path.abspath(abspath))
+    found = _OF_DIR.get(start)
+    if found is not None:
+        return found
+    seen = []
+    directory = start
+    found = frozenset()
+    while True:
+        if directory in _OF_DIR:
+            found = _OF_DIR[directory]
+            break
+        seen.append(directory)
+        hit = _read_utils(directory)
+        if hit is not None:
+            found = hit
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    for d in seen:
+        _OF_DIR[d] = found
+    return found
+
+
+def _read_utils(directory: str) -> frozenset[str] | None:
+    for parts in _UTILS:
+        path = os.path.join(directory, *parts)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(1 << 20)
+        except OSError:
+            continue
+        return frozenset(m.group(1).decode() for m in _DEF.finditer(data))
+    return None
+
+
+def fingerprint(abspath: str) -> str:
+    """What a benchmark file's findings depend on beyond its bytes: the helpers its tree has."""
+    return "|bench-helpers:" + ",".join(sorted(helpers_for(abspath)))
+
+
+def _timed_functions(tree) -> set[str]:
+    """Names of the implementations a benchmark times: passed to a `do_bench(...)` call, or a
+    value of a module-level dict (`FN_MAP = {"jit": jit_scale, "triton": _triton_impl}`).
+    Their allocations are the code under test, not benchmark inputs."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        value = getattr(stmt, "value", None)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(value, ast.Dict):
+            out.update(v.id for v in value.values if isinstance(v, ast.Name))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "do_bench")
+                or (isinstance(node.func, ast.Name) and node.func.id == "do_bench")
+            )
+        ):
+            out.add(node.args[0].id)
+    return out
+
+
+def reset() -> None:
+    _OF_DIR.clear()
+
+
+def check(ctx) -> None:
+    path = ctx.source.abspath or ctx.source.path
+    if not is_jit_benchmark(path, ctx.settings):
+        return
+    available = helpers_for(path)
+    if not available:
+        return
+    facts = ctx.facts
+    timed = _timed_functions(ctx.tree)
+    skip: set[int] = set()
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in timed:
+            skip.update(id(n) for n in ast.walk(node))
+    for node in _walk(ctx.tree):
+        if not isinstance(node, ast.Call) or id(node) in skip:
+            continue
+        origin = facts.qualified(node.func)
+        helper = HELPERS.get(origin)
+        if helper is None or helper not in available:
+            continue
+        names = {kw.arg for kw in node.keywords}
+        if len(node.keywords) != 2 or names != {"device", "dtype"} or not node.args:
+            continue
+        ctx.report(
+            *node_span(ctx, node.func),
+            f"`{origin}(..., dtype=..., device=...)` in a JIT benchmark: use the benchmark "
+            f"utilities' `{helper}(*shape, dtype=..., device=...)`",
+        )

@@ -5,7 +5,7 @@ Discovery: for each file, the nearest directory upward holding `kernlint.toml` o
 `--config FILE` uses one file for everything. `extend = "path"` inherits from another file
 (relative to the file that names it); keys set here override the inherited ones.
 Paths and globs in a config file (`exclude`, `per-file-ignores`, `jit-roots`,
-`jit-benchmark-roots`) are relative to the directory of the config file that set them.
+`jit-benchmark-roots`, `registered-tests-roots`, `sglang-package-roots`) are relative to the directory of the config file that set them.
 
 Errors (a ConfigError: one line naming the file, and the key where there is one): a config
 file that cannot be read, is not UTF-8 (a UTF-8 BOM is allowed), is not TOML or cannot be
@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from .record import field, record
 
@@ -80,6 +80,15 @@ DEFAULT_JIT_BENCHMARK_ROOTS = [
     "!**/aot/**",
 ]
 
+# Where SGLang's CI collects registered tests (`test/run_suite.py`), and where the importable
+# `sglang` package lives in the source tree (the CI-registration rules, kernlint/ci_layout.py).
+DEFAULT_REGISTERED_TESTS_ROOTS = ["**/test/registered/**"]
+DEFAULT_SGLANG_PACKAGE_ROOTS = ["**/python/sglang/**"]
+# Holds "registered-tests-roots" once any settings of this process name other roots than the
+# default: until then a file without `test/registered/` in its path is no collected test (the
+# rules' path filter, which sees no settings).
+CUSTOMIZED_ROOTS: set[str] = set()
+
 # key -> expected type (checked strictly; unknown keys are errors)
 KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "extend": str,
@@ -93,11 +102,16 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "extend-jit-roots": list,
     "jit-benchmark-roots": list,
     "extend-jit-benchmark-roots": list,
+    "registered-tests-roots": list,
+    "extend-registered-tests-roots": list,
+    "sglang-package-roots": list,
+    "extend-sglang-package-roots": list,
     "preview": bool,
     "respect-gitignore": bool,
     "aiter-import-policy": str,
     "semantic": bool,
     "include-paths": list,
+    "jit-source-root": str,
     "defines": list,
     "max-file-size": int,
     "jit-exempt-markers": bool,
@@ -107,7 +121,6 @@ AITER_IMPORT_POLICIES = ("reachable", "lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
 
 
-    "jit-source-root": str,
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.S)
 
 
@@ -137,6 +150,10 @@ _GLOB_KEYS = (
     "extend-jit-roots",
     "jit-benchmark-roots",
     "extend-jit-benchmark-roots",
+    "registered-tests-roots",
+    "extend-registered-tests-roots",
+    "sglang-package-roots",
+    "extend-sglang-package-roots",
 )
 _SELECTOR_KEYS = ("select", "extend-select", "ignore")
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -301,6 +318,8 @@ def _validate(path: str, table: dict) -> None:
             raise ConfigError(
                 f"{path}: `aiter-import-policy` must be one of {choices}, not {_show(value)}"
             )
+        if key == "jit-source-root" and not value.strip():
+            raise ConfigError(f"{path}: `jit-source-root` must be a directory path, not empty")
         if key == "max-file-size" and value < 1:
             raise ConfigError(f"{path}: `max-file-size` must be a positive number of bytes")
         if key == "defines":
@@ -314,8 +333,6 @@ def _validate(path: str, table: dict) -> None:
                 _check_selectors(path, where, codes)
                 _check_globs(path, "`per-file-ignores`", [pattern])
 
-        if key == "jit-source-root" and not value.strip():
-            raise ConfigError(f"{path}: `jit-source-root` must be a directory path, not empty")
 
 def load_config_file(path: str) -> RawConfig:
     """The merged settings of one config file and the files it `extend`s (iteratively: a long
@@ -434,6 +451,16 @@ class Settings:
             p if os.path.isabs(p) else os.path.normpath(os.path.join(inc_root, p))
             for p in v.get("include-paths", [])
         ]
+        # The JIT KERNEL_PATH (holding `csrc/` and `include/`) that `load_jit` resolves
+        # `cuda_files` against (kernlint.jit_wiring); None: found from each checked file.
+        src_root = v.get("jit-source-root")
+        self.jit_source_root = (
+            os.path.normpath(
+                os.path.join(raw.key_roots.get("jit-source-root", raw.root), src_root)
+            )
+            if src_root
+            else None
+        )
         where = raw.path or "command line"
         select = overrides.select if overrides.select is not None else v.get("select", ["ALL"])
         extend = list(v.get("extend-select", [])) + overrides.extend_select
@@ -447,16 +474,6 @@ class Settings:
             self.exclude = list(v.get("exclude", DEFAULT_EXCLUDE))
         self.extend_exclude = [
             (p, raw.key_roots.get("extend-exclude", raw.root)) for p in v.get("extend-exclude", [])
-        # The JIT KERNEL_PATH (holding `csrc/` and `include/`) that `load_jit` resolves
-        # `cuda_files` against (kernlint.jit_wiring); None: found from each checked file.
-        src_root = v.get("jit-source-root")
-        self.jit_source_root = (
-            os.path.normpath(
-                os.path.join(raw.key_roots.get("jit-source-root", raw.root), src_root)
-            )
-            if src_root
-            else None
-        )
         ]
         self.extend_exclude += [(p, os.getcwd()) for p in overrides.extend_exclude]
         self.jit_roots = list(v.get("jit-roots", DEFAULT_JIT_ROOTS)) + list(
@@ -471,6 +488,23 @@ class Settings:
         self.jit_benchmark_base = raw.key_roots.get(
             "jit-benchmark-roots", raw.key_roots.get("extend-jit-benchmark-roots", raw.root)
         )
+        self.registered_tests_roots = list(
+            v.get("registered-tests-roots", DEFAULT_REGISTERED_TESTS_ROOTS)
+        ) + list(v.get("extend-registered-tests-roots", []))
+        self.registered_tests_base = raw.key_roots.get(
+            "registered-tests-roots", raw.key_roots.get("extend-registered-tests-roots", raw.root)
+        )
+        if self.registered_tests_roots != DEFAULT_REGISTERED_TESTS_ROOTS:
+            CUSTOMIZED_ROOTS.add("registered-tests-roots")
+        self.sglang_package_roots = list(
+            v.get("sglang-package-roots", DEFAULT_SGLANG_PACKAGE_ROOTS)
+        ) + list(v.get("extend-sglang-package-roots", []))
+        self.sglang_package_base = raw.key_roots.get(
+            "sglang-package-roots", raw.key_roots.get("extend-sglang-package-roots", raw.root)
+        )
+        # (An installed or unpacked `sglang` package is recognized by its `__init__.py` unless
+        # the config names the package's roots itself.)
+        self.detect_sglang_package = "sglang-package-roots" not in v
         pfi_root = raw.key_roots.get("per-file-ignores", raw.root)
         self.per_file_ignores = []
         for pattern, selectors in v.get("per-file-ignores", {}).items():
@@ -534,6 +568,23 @@ class Settings:
             return True
         return self._jit_benchmark_spec.match_file(abspath.replace(os.sep, "/").lstrip("/"))
 
+    @cached_property
+    def _registered_tests_spec(self):
+        return _spec(self.registered_tests_roots)
+
+    def is_registered_tests_path(self, abspath: str) -> bool:
+        """Is the file under `registered-tests-roots` (relative to the config that set them,
+        or anywhere in its absolute path)?"""
+        return _under(self._registered_tests_spec, self.registered_tests_base, abspath)
+
+    @cached_property
+    def _sglang_package_spec(self):
+        return _spec(self.sglang_package_roots)
+
+    def is_sglang_package_path(self, abspath: str) -> bool:
+        """Is the file under `sglang-package-roots` (as `is_registered_tests_path`)?"""
+        return _under(self._sglang_package_spec, self.sglang_package_base, abspath)
+
     def rules_for(self, abspath: str):
         """The enabled rules for one file, after per-file-ignores."""
         if not self.per_file_ignores:
@@ -544,6 +595,23 @@ class Settings:
             if rel is not None and spec.match_file(rel):
                 ignored |= set(codes)
         return [r for r in self.enabled if r not in ignored] if ignored else self.enabled
+
+
+def _under(spec, base: str, abspath: str) -> bool:
+    directory, name = os.path.split(abspath)
+    rel = _relative_directory(directory, base)  # (one relpath per directory, not per file)
+    if rel is not None and spec.match_file(rel + name):
+        return True
+    return spec.match_file(abspath.replace(os.sep, "/").lstrip("/"))
+
+
+@lru_cache(maxsize=4096)
+def _relative_directory(directory: str, base: str) -> str | None:
+    """`directory` relative to `base` with a trailing `/` (`""` for `base` itself), or None."""
+    if directory == base.rstrip(os.sep):
+        return ""
+    rel = _relative(directory, base)
+    return None if rel is None else ("" if rel == "." else rel + "/")
 
 
 def _relative(abspath: str, root: str) -> str | None:

@@ -257,3 +257,9 @@ def _check_arguments(node, ctx, name, offset: int) -> None:
 
 def _def_or_class(n, _field) -> bool:
     return isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+
+
+# Shared with the other CI-registration rules: the module-level registration calls found
+# without parsing the file (or None), and the span of a node parsed from one of their snippets.
+module_level_calls = _module_level_calls
+snippet_span = _span

@@ -1,0 +1,336 @@
+"""Reports registered SGLang tests whose `__main__` block does not make `python3 file.py` fail.
+
+## What it does
+In a Python file under the registered-tests root (`test/registered/` by default; the
+`registered-tests-roots` setting; `__init__.py` and `conftest.py` aside), reports:
+
+* a `pytest.main(...)` call in an `if __name__ == "__main__":` block whose exit code is not
+  propagated. Accepted, as by SGLang's `check_no_bare_pytest_main` pre-commit hook:
+  `sys.exit(pytest.main(...))`, `raise SystemExit(pytest.main(...))`, and the result assigned
+  to a name that the block passes to `sys.exit(...)` or `raise SystemExit(...)`
+  (`rc = pytest.main(...)` then `sys.exit(rc)`). The block may be written either way round
+  (`"__main__" == __name__`) and sit anywhere (inside a function too); calls inside functions
+  defined in the block are not judged. The finding sits on the call.
+* a file with an enabled module-level registration (a `register_<backend>_ci(...)` call
+  without `disabled=`) that has no module-level `if __name__ == "__main__":` block holding a
+  call (missing, or only `pass`). SGLang's collector requires exactly that form:
+  `__name__` on the left, `==`, at module level. The finding sits on the first enabled
+  registration.
+
+## Why is this bad?
+CI runs each registered test as `python3 file.py`. `pytest.main()` returns the exit code
+instead of raising: when it is dropped, the process exits 0 and failing tests show green. And
+without an executable `__main__` block the file runs nothing at all: SGLang's collector
+(`collect_tests`) rejects such a file and stops the CI run.
+
+This rule does not report `pytest.main` called under another name (`from pytest import
+main`, `import pytest as pt`), which the hook does not recognize either, nor files outside the
+registered-tests root.
+
+## Example
+```python
+# test/registered/kernels/ops/elementwise/test_scale.py
+import pytest
+
+from sglang.test.ci.ci_register import register_cuda_ci
+
+register_cuda_ci(est_time=30, stage="base-b-kernel-unit", runner_config="1-gpu-large")
+
+
+def test_scale():
+    assert 2 * 3 == 6
+
+
+if __name__ == "__main__":
+    pytest.main([__file__, "-v"])
+```
+
+## Use instead
+```python
+# test/registered/kernels/ops/elementwise/test_scale.py
+import sys
+
+import pytest
+
+from sglang.test.ci.ci_register import register_cuda_ci
+
+register_cuda_ci(est_time=30, stage="base-b-kernel-unit", runner_config="1-gpu-large")
+
+
+def test_scale():
+    assert 2 * 3 == 6
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))
+```
+
+## Fix safety
+No automatic fix: wrapping the call in `sys.exit(...)` needs `import sys`, and the author may
+prefer `raise SystemExit(...)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from kernlint.ci_layout import is_collected_test, is_enabled, is_main_entry, may_be_collected_test
+from kernlint.model import Rule
+
+from .non_literal_ci_registration import snippet_span
+from .unregistered_tests import CI_LINE, registrations
+
+_PYTEST_MAIN = re.compile(rb"pytest\s*\.\s*main")
+# The lines it reads: the main guards and the pytest.main calls (wherever they are), and the
+# registrations (module level, kept in a skeleton anyway).
+_LINES = (re.compile(rb"__main__"), re.compile(rb"pytest\s*\.\s*main"), CI_LINE)
+
+RULE = Rule(
+    code="PY013",
+    name="bare-pytest-main",
+    language="python",
+    summary="registered test whose `__main__` block drops `pytest.main`'s exit code or runs nothing",
+    # A pytest.main call needs a main guard; a missing main block needs a registration.
+    triggers=(b"__main__", b"register_"),
+    path_filter=may_be_collected_test,
+    partial_lines=_LINES,
+    needs_tree=False,
+)
+
+
+def check(ctx) -> None:
+    if not is_collected_test(ctx.source.abspath or ctx.source.path, ctx.settings):
+        return
+    data = ctx.data
+    has_guard = b"__main__" in data
+    blocks = None  # (not looked for yet)
+    if has_guard and not _all_wrapped(data):
+        blocks = _main_blocks(ctx)
+        if blocks is not None:
+            found = [(c, off) for block, off in blocks for c in bare_pytest_main_calls(block)]
+        elif ctx.tree is not None:
+            found = [(c, 0) for c in bare_pytest_main_calls(ctx.tree)]
+        else:
+            found = ()
+        for call, offset in found:
+            ctx.report(
+                *snippet_span(ctx, call, offset),
+                "`pytest.main(...)` drops its exit code: `python3 file.py` exits 0 when "
+                "tests fail; use `sys.exit(pytest.main(...))`",
+            )
+    if b"register_" in data:
+        _check_main_entry(ctx, has_guard, blocks)
+
+
+def _all_wrapped(data: bytes) -> bool:
+    """Is every `pytest.main` of the file the argument of `sys.exit(` or `raise SystemExit(`
+    written just before it (none to report, nothing parsed)? True where there is none."""
+    for m in _PYTEST_MAIN.finditer(data):
+        before = data[max(0, m.start() - 17) : m.start()]
+        if not (before.endswith(b"sys.exit(") or before.endswith(b"raise SystemExit(")):
+            return False
+    return True
+
+
+# The collector's main block as it is mostly written, and a line of its body that starts with
+# a call (`unittest.main()`, `sys.exit(...)`): the file has a main entry, nothing is parsed.
+_PLAIN_ENTRY = re.compile(
+    rb"if[ \t(]*__name__[ \t]*==[ \t]*(['\"])__main__\1[ \t)]*:[ \t]*(?:#[^\n]*)?\r?\n"
+    rb"(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]+[A-Za-z_][\w.]*\("
+)
+
+
+def _plain_entry(ctx) -> bool:
+    """Does a line naming `__main__` begin the collector's main block, as mostly written?"""
+    data = ctx.data
+    at = data.find(b"__main__")
+    while at >= 0:
+        begin = data.rfind(b"\n", 0, at) + 1
+        if _PLAIN_ENTRY.match(data, begin) is not None:
+            return True
+        at = data.find(b"__main__", at + 8)
+    return False
+
+
+def _check_main_entry(ctx, has_guard: bool, blocks) -> None:
+    found = registrations(ctx)
+    if not found:
+        return  # (no registration, or unparsable: the engine warns about it)
+    enabled = [(call, offset) for call, offset in found if is_enabled(call)]
+    if not enabled:
+        return
+    if has_guard:
+        if _plain_entry(ctx):
+            return
+        if blocks is None:
+            blocks = _main_blocks(ctx)
+        if blocks is not None:
+            if any(is_main_entry(block.body[0]) for block, _ in blocks):
+                return
+        else:
+            tree = ctx.tree
+            if tree is None or any(is_main_entry(s) for s in tree.body):
+                return
+        # (A skeleton leaves out the functions defined in a main block, where the collector
+        # counts the calls too: the whole file says.)
+        try:
+            whole = ast.parse(ctx.data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+        if any(is_main_entry(s) for s in whole.body):
+            return
+    call, offset = enabled[0]
+    ctx.report(
+        *snippet_span(ctx, call.func, offset),
+        'registered test without an `if __name__ == "__main__":` block that calls '
+        "something: SGLang's CI collector rejects it (`python3 file.py` would run nothing)",
+    )
+
+
+# The first line after a block that starts a statement at column 0 (the block's end).
+_NEXT_STATEMENT = re.compile(rb"\n[^ \t\r\n#\f]")
+_IF = re.compile(rb"if[ \t(]")
+
+
+def _main_blocks(ctx):
+    """The module-level `if` statements whose first line names `__main__`, each parsed alone
+    from its lines: (module of the statement, line offset of its snippet). None where that
+    does not hold every mention of `__main__` and of `pytest.main` (a guard in a function, a
+    condition over several lines, a block that does not parse alone): the file is parsed
+    then."""
+    data = ctx.data
+    starts = ctx.source.line_starts
+    line_index = ctx.source.line_index
+    blocks = []
+    spans = []
+    at = data.find(b"__main__")
+    while at >= 0:
+        line = line_index(at)
+        begin = starts[line]
+        if not _IF.match(data, begin):
+            return None  # (not on the first line of a module-level `if`)
+        nxt = _NEXT_STATEMENT.search(data, at)
+        end = nxt.start() + 1 if nxt is not None else len(data)
+        if _inside_string(ctx, line):
+            return None
+        try:
+            module = ast.parse(data[begin:end])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if len(module.body) != 1 or not isinstance(module.body[0], ast.If):
+            return None
+        blocks.append((module, line))
+        spans.append((begin, end))
+        at = data.find(b"__main__", end)
+        # (a later mention inside this block: the statement already holds it)
+    for m in _PYTEST_MAIN.finditer(data):
+        if not any(b <= m.start() < e for b, e in spans):
+            return None
+    return blocks
+
+
+def _inside_string(ctx, line: int) -> bool:
+    """Does line `line` (0-based) begin inside a triple-quoted string?"""
+    ranges = ctx.__dict__.get("_string_line_ranges")
+    if ranges is None:
+        from kernlint.python.skeleton import _string_line_ranges
+
+        ranges = ctx.__dict__["_string_line_ranges"] = _string_line_ranges(
+            ctx.data, ctx.source.line_starts
+        )
+    return any(first <= line <= last for first, last in ranges)
+
+
+def bare_pytest_main_calls(tree):
+    """The `pytest.main(...)` calls SGLang's `check_no_bare_pytest_main` hook rejects: in the
+    body of an `if __name__ == "__main__":` (either order) anywhere, outside functions defined
+    there, whose result is neither the argument of an exit call nor assigned to a name the
+    block's exit calls are given."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not _is_main_guard(node.test):
+            continue
+        nodes = [n for statement in node.body for n in _runtime_nodes(statement)]
+        parents = {id(child): parent for parent in nodes for child in ast.iter_child_nodes(parent)}
+        exited = {
+            arg.id
+            for n in nodes
+            if _is_exit_call(n, parents)
+            for arg in n.args
+            if isinstance(arg, ast.Name)
+        }
+        for n in nodes:
+            if _is_pytest_main(n) and not _propagates(n, parents, exited):
+                yield n
+
+
+def _is_main_guard(node) -> bool:
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return False
+    if not isinstance(node.ops[0], ast.Eq):
+        return False
+    sides = [node.left, *node.comparators]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
+
+
+def _is_pytest_main(node) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "main"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "pytest"
+    )
+
+
+def _is_exit_call(node, parents) -> bool:
+    """`sys.exit(...)`, or a `SystemExit(...)` that is raised."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "exit"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "sys"
+    ):
+        return True
+    parent = parents.get(id(node))
+    return (
+        isinstance(func, ast.Name)
+        and func.id == "SystemExit"
+        and isinstance(parent, ast.Raise)
+        and parent.exc is node
+    )
+
+
+def _assigned_names(node) -> list[str]:
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+        return [node.target.id] if isinstance(node.target, ast.Name) else []
+    return []
+
+
+def _propagates(node, parents, exited) -> bool:
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Call) and node in parent.args and _is_exit_call(parent, parents):
+        return True
+    return any(name in exited for name in _assigned_names(parent))
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _runtime_nodes(node):
+    """`node` and what it holds, the bodies of the functions and classes it defines aside."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _DEFINITIONS):
+            stack.extend(ast.iter_child_nodes(n))

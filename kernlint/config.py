@@ -455,9 +455,7 @@ class Settings:
         # `cuda_files` against (kernlint.jit_wiring); None: found from each checked file.
         src_root = v.get("jit-source-root")
         self.jit_source_root = (
-            os.path.normpath(
-                os.path.join(raw.key_roots.get("jit-source-root", raw.root), src_root)
-            )
+            os.path.normpath(os.path.join(raw.key_roots.get("jit-source-root", raw.root), src_root))
             if src_root
             else None
         )

@@ -332,6 +332,11 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
                     from kernlint_rules.python.raw_benchmark_tensor import fingerprint as helpers
 
                     key += helpers(cand.abspath)  # (the shorthands its tree's utilities define)
+        # The registration rules judge a file by where it sits (kernlint.ci_layout).
+        if settings is not None and any(r.name in CI_LAYOUT_RULES for r in rules):
+            from .ci_layout import project_key as ci_key
+
+            key += ci_key(cand.abspath, settings)
         from .jit_wiring import dependency_key, wants_dependencies
 
         # The `load_jit` rules read the C++ files a call names (kernlint.jit_wiring).
@@ -347,6 +352,9 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
 
 
 BENCH_TENSOR_RULE = "raw-benchmark-tensor"
+CI_LAYOUT_RULES = frozenset(
+    {"registered-test-in-package", "bare-pytest-main", "test-not-registered"}
+)
 
 
 def _generated_key(cand, settings) -> str:

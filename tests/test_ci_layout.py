@@ -88,3 +88,28 @@ def test_wrong_type_is_a_one_line_config_error(tmp_path):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "registered-tests-roots" in lines[0] and "kernlint.toml" in lines[0]
+
+
+def test_warm_cache_follows_the_layout_settings(tmp_path, monkeypatch, capsys):
+    """The cached result of a file follows where the settings say registered tests live (the
+    file's bytes alone do not decide it)."""
+    import json
+
+    from kernlint.cli import main
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "ci/unit/test_x.py", UNREGISTERED)
+
+    def check():
+        capsys.readouterr()
+        rc = main(["check", "ci", "--select", "PY014", "--output-format", "json"])
+        out, err = capsys.readouterr()
+        assert rc in (0, 1) and "Traceback" not in err, err
+        return [d["code"] for d in json.loads(out)]
+
+    assert check() == []  # (not under the default root)
+    (tmp_path / "kernlint.toml").write_text('registered-tests-roots = ["ci/**"]\n')
+    assert check() == ["PY014"]
+    (tmp_path / "kernlint.toml").write_text('registered-tests-roots = ["elsewhere/**"]\n')
+    assert check() == []

@@ -1,5 +1,5 @@
 """Python `load_jit(...)` calls against the C++ files they name (jit-source-not-found,
-jit-wrapper-not-found, jit-wrapper-namespace-prefix).
+jit-wrapper-not-found, jit-wrapper-namespace-prefix, jit-wrapper-arity-mismatch).
 
 SGLang's JIT loader (`sglang.kernels.jit.utils`, `sglang.jit_kernel.utils` in older wheels)
 resolves each relative `cuda_files` / `cpp_files` entry against `<KERNEL_PATH>/csrc/`, where
@@ -810,7 +810,12 @@ RECENT_NS = 2_000_000_000
 
 
 RULE_NAMES = frozenset(
-    {"jit-source-not-found", "jit-wrapper-not-found", "jit-wrapper-namespace-prefix"}
+    {
+        "jit-source-not-found",
+        "jit-wrapper-not-found",
+        "jit-wrapper-namespace-prefix",
+        "jit-wrapper-arity-mismatch",
+    }
 )
 _WANTS: dict[int, tuple] = {}
 

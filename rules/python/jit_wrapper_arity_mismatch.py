@@ -41,7 +41,9 @@ Precision comes first; nothing is reported when:
   template specializations), or one of them is not a function (a variable, a
   `static constexpr auto run = ...`, a `using`); the function takes a parameter pack
   (`Args... args`) or C varargs; a member function is not declared `static` (a non-static
-  member cannot be exported this way); no declaration is found.
+  member cannot be exported this way); no declaration is found;
+* the factory may return modules of several `load_jit` calls whose functions for that export
+  take different numbers of parameters (even when the call matches none of them).
 
 ## Why is this bad?
 The mismatch is a `TypeError` on the first call, found only when a GPU test runs that

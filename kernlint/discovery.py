@@ -61,7 +61,14 @@ class _GitIgnores:
         """Is `abspath` ignored by the .gitignore files `active` (outermost first)?"""
         result = False
         for directory, spec in active:
-            rel = os.path.relpath(abspath, directory).replace(os.sep, "/")
+            # (a path below the directory: its tail, without relpath's normalization of both)
+            prefix = directory if directory.endswith(os.sep) else directory + os.sep
+            if abspath.startswith(prefix):
+                rel = abspath[len(prefix) :]
+                if os.sep != "/":
+                    rel = rel.replace(os.sep, "/")
+            else:
+                rel = os.path.relpath(abspath, directory).replace(os.sep, "/")
             if is_dir:
                 rel += "/"
             # Later (deeper) files override earlier ones; `!` re-includes.

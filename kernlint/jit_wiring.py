@@ -42,6 +42,7 @@ def loader_layout(qualified: str | None) -> str | None:
 
 # -- the JIT root ----------------------------------------------------------------------------
 _ROOTS: dict[tuple, str | None] = {}
+_UNKNOWN = object()
 
 
 def _is_kernel_path(d: str) -> bool:
@@ -56,7 +57,12 @@ def find_root(pyfile: str, layout: str, settings=None) -> str | None:
     configured = getattr(settings, "jit_source_root", None)
     if configured:
         return configured if os.path.isdir(os.path.join(configured, "csrc")) else None
-    return _root_above(os.path.dirname(os.path.abspath(pyfile)), layout)
+    if os.path.isabs(pyfile) and os.sep in pyfile:
+        d = pyfile.rpartition(os.sep)[0] or os.sep  # (an absolute path: its directory)
+    else:
+        d = os.path.dirname(os.path.abspath(pyfile))
+    found = _ROOTS.get((d, layout), _UNKNOWN)
+    return _root_above(d, layout) if found is _UNKNOWN else found
 
 
 def _root_above(start: str, layout: str) -> str | None:
@@ -670,7 +676,10 @@ def include_closure_paths(root: str, paths: list[str]) -> list[str]:
             bases = [os.path.dirname(path), include_dir] if kind == "quote" else [include_dir]
             for b in bases:
                 cand = os.path.normpath(os.path.join(b, name))
-                if os.path.isfile(cand):
+                is_file = _IS_FILE.get(cand)
+                if is_file is None:
+                    is_file = _IS_FILE[cand] = os.path.isfile(cand)
+                if is_file:
                     if _inside(cand, root):
                         todo.append(cand)
                     break
@@ -678,6 +687,14 @@ def include_closure_paths(root: str, paths: list[str]) -> list[str]:
 
 
 _TEXTS: dict[str, tuple] = {}
+_IS_FILE: dict[str, bool] = {}  # (include candidates that exist, once per run)
+
+
+def reset() -> None:
+    """Forget what the directories held (the JIT roots found, which include candidates exist):
+    a long-lived process, between runs. File contents stay memoized by size and mtime."""
+    _ROOTS.clear()
+    _IS_FILE.clear()
 
 
 def read_text(path: str) -> bytes | None:
@@ -831,7 +848,10 @@ def wants_dependencies(rules) -> bool:
     return hit[1]
 
 
-def dependency_key(abspath: str, settings) -> str:
+_NAMES_KEY = "load-jit-names:1"  # the cache's group of "does this file name load_jit" answers
+
+
+def dependency_key(abspath: str, settings, cache=None, stat=None) -> str:
     """What a Python file's findings of these rules depend on beyond its bytes: for a file
     that calls `load_jit` under a JIT root, the size and mtime of each file its source lists
     may name and of the headers those include from the JIT tree, and of the loader's own
@@ -840,6 +860,14 @@ def dependency_key(abspath: str, settings) -> str:
     parsed."""
     roots = {layout: find_root(abspath, layout, settings) for layout in LAYOUT_DIRS}
     if not any(roots.values()):
+        return ""
+    # (`cache`, `stat`: whether the file names `load_jit` is kept by size and modification
+    # time, so that a warm run reads only the files that do)
+    if (
+        cache is not None
+        and stat is not None
+        and cache.lookup_stat(abspath, _NAMES_KEY, stat) == "0"
+    ):
         return ""
     try:
         fd = os.open(abspath, _OPEN_FLAGS)
@@ -850,6 +878,8 @@ def dependency_key(abspath: str, settings) -> str:
     except OSError:
         return ""
     if b"load_jit" not in data:
+        if cache is not None and stat is not None:
+            cache.store(abspath, _NAMES_KEY, stat, "", "0")
         return ""
     parts = []
     for layout, root in roots.items():

@@ -102,7 +102,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     """Lint candidates (cached results reused); results come back in candidate order."""
     if cache is not None:
         from .cache import settings_key  # (hashlib, hmac, json: not needed without a cache)
-    for name in ("kernlint.jitscope", "kernlint.sgl_headers"):
+    for name in ("kernlint.jitscope", "kernlint.sgl_headers", "kernlint.jit_wiring"):
         if name in sys.modules:  # (headers read by an earlier run may have changed)
             sys.modules[name].reset()
 
@@ -132,7 +132,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
             settings = resolver.for_file(cand.abspath)
             rules = settings.rules_for(cand.abspath)
             is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
-            project = _project_key(cand, rules, settings, is_jit)
+            project = _project_key(cand, rules, settings, is_jit, cache, stats[i])
             if unparsed:  # (entries that hold the unparsed regions: their own key)
                 project += UNPARSED_KEY
             # Most files share their settings: the key is computed once per combination (the
@@ -316,7 +316,7 @@ def _stat(path: str):
         return None
 
 
-def _project_key(cand, rules, settings=None, is_jit=False) -> str:
+def _project_key(cand, rules, settings=None, is_jit=False, cache=None, stat=None) -> str:
     from .project import aiter_fingerprint, fingerprint
 
     _, _, aiter_rule, ffi_rule = _rule_facts(rules, cand.language)
@@ -341,7 +341,7 @@ def _project_key(cand, rules, settings=None, is_jit=False) -> str:
 
         # The `load_jit` rules read the C++ files a call names (kernlint.jit_wiring).
         if wants_dependencies(rules):
-            key += dependency_key(cand.abspath, settings)
+            key += dependency_key(cand.abspath, settings, cache, stat)
         return key
     if cand.language != "cpp":
         return key

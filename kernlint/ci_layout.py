@@ -100,6 +100,29 @@ def _package_dir_above(directory: str) -> bool:
     return parent != directory and _package_dir_above(parent)
 
 
+def registered_root(abspath: str, settings=None) -> str | None:
+    """The registered-tests root directory holding a collected test: with the default roots,
+    the path up to its last `test/registered/`; else the topmost directory above the file in
+    which a file of that name is under the settings' roots. None: not under them."""
+    roots = getattr(settings, "registered_tests_roots", None)
+    if roots is None or roots == DEFAULT_REGISTERED_TESTS_ROOTS:
+        posix = abspath.replace(os.sep, "/")
+        head, sep, _ = ("/" + posix if posix[:1] != "/" else posix).rpartition("/test/registered/")
+        if not sep:
+            return None
+        root = head + "/test/registered"
+        return (root if posix[:1] == "/" else root[1:]).replace("/", os.sep)
+    name = os.path.basename(abspath)
+    directory = os.path.dirname(abspath)
+    chain = [directory]
+    while os.path.dirname(chain[-1]) != chain[-1]:
+        chain.append(os.path.dirname(chain[-1]))
+    for d in reversed(chain):
+        if settings.is_registered_tests_path(os.path.join(d, name)):
+            return d
+    return None
+
+
 def project_key(abspath: str, settings) -> str:
     """What the CI-registration rules' findings on a Python file depend on beyond its bytes:
     whether it is a collected test and whether it is in the `sglang` package (for a cache

@@ -342,6 +342,11 @@ def _project_key(cand, rules, settings=None, is_jit=False, cache=None, stat=None
         # The `load_jit` rules read the C++ files a call names (kernlint.jit_wiring).
         if wants_dependencies(rules):
             key += dependency_key(cand.abspath, settings, cache, stat)
+        # jit-test-misplaced reads the wrapper modules a registered test imports.
+        if any(r.name == JIT_TEST_RULE for r in rules):
+            from kernlint_rules.python.jit_test_misplaced import fingerprint as wrappers
+
+            key += wrappers(cand.abspath, settings, cache, stat)
         return key
     if cand.language != "cpp":
         return key
@@ -352,6 +357,7 @@ def _project_key(cand, rules, settings=None, is_jit=False, cache=None, stat=None
 
 
 BENCH_TENSOR_RULE = "raw-benchmark-tensor"
+JIT_TEST_RULE = "jit-test-misplaced"
 CI_LAYOUT_RULES = frozenset(
     {"registered-test-in-package", "bare-pytest-main", "test-not-registered"}
 )

@@ -27,6 +27,8 @@ This rule deliberately does not report:
 * model and feature tests that use a JIT kernel among other things: a file that also imports
   other `sglang` code (`sglang.srt.layers`, `sglang.srt.mem_cache`, `sglang.srt.distributed`,
   `sglang.srt.server_args`, ...) stays where its feature's tests are;
+* tests of Triton, CuTe DSL or other kernels of `sglang.kernels.ops` whose imported modules
+  do not call `load_jit` themselves, even where those kernels use a JIT kernel inside;
 * a test whose wrappers span several groups and that sits directly in
   `kernels/ops/` (`kernels/benchmark/` for a benchmark): there is no single group to mirror;
 * a wrapper imported through its group's package (`from sglang.kernels.ops.moe import f`,
@@ -43,8 +45,9 @@ is a layout finding (a warning), not a CI failure.
 SGLang's kernel guide keeps JIT kernel tests under `test/registered/kernels/ops/<group>/`
 and their benchmarks under `test/registered/kernels/benchmark/<group>/`, mirroring the
 wrapper's `python/sglang/kernels/ops/<group>/`. A kernel test elsewhere is missed by whoever
-looks for a kernel's coverage next to its group, and by the kernel CI jobs that run those
-folders' suites.
+looks for a kernel's coverage next to its group, and an edit of it does not start SGLang's
+JIT-kernel PR job, whose change filter is `test/registered/kernels/**` (plus the kernel
+sources).
 
 ## Example
 ```python

@@ -26,7 +26,9 @@ Not reported, because the file does not show the tensor unchecked:
   `TVM_FFI_ICHECK(...)` and its comparison forms (`TVM_FFI_ICHECK_EQ`, `CHECK_EQ`, ...),
   `assert(...)`, an `if` that throws or calls `Panic`, naming the tensor):
   `manual-tensor-validation` reports those checks;
-- a tensor whose pointer is never read (only its sizes or dtype);
+- a tensor whose pointer is never read (only its sizes or dtype), or only handed to a CUDA call
+  that takes the address alone (`cudaHostGetDevicePointer`, `cudaPointerGetAttributes`,
+  `cudaHostRegister`, `cudaHostUnregister`, `cudaIpcGetMemHandle`);
 - `Optional<TensorView>` parameters, `tvm::ffi::Tensor` parameters, helpers the file calls
   (they are judged through their entry point), and the abstractions' own implementation
   (`include/sgl_kernel/**`).
@@ -91,6 +93,16 @@ RULE = Rule(
 )
 
 POINTERS = frozenset({"data_ptr", "const_data_ptr"})
+# CUDA calls that take a host or device address without reading the memory behind it.
+ADDRESS_ONLY = frozenset(
+    {
+        "cudaHostGetDevicePointer",
+        "cudaPointerGetAttributes",
+        "cudaHostRegister",
+        "cudaHostUnregister",
+        "cudaIpcGetMemHandle",
+    }
+)
 PROPERTIES = frozenset(
     {
         "size",
@@ -179,7 +191,7 @@ class _Analysis:
                 if call is None or call.type != "call_expression":
                     return self._remember(key, UNKNOWN)
                 if method in POINTERS:
-                    if pointer is None:
+                    if pointer is None and not self._address_only(call):
                         pointer = call
                     if self._in_check(call):
                         state = VERIFIED
@@ -245,6 +257,19 @@ class _Analysis:
         if states == {VERIFIED}:
             return VERIFIED, pointer
         return PLAIN, pointer
+
+    def _address_only(self, call) -> bool:
+        """Is the `.data_ptr()` call `call` an argument of a CUDA call that takes the address
+        alone (`cudaHostGetDevicePointer`, `cudaPointerGetAttributes`, ...): no data read?"""
+        args = self.facts.parent(call)
+        outer = self.facts.parent(args) if args is not None else None
+        return (
+            args is not None
+            and args.type == "argument_list"
+            and outer is not None
+            and outer.type == "call_expression"
+            and _callee_name(outer) in ADDRESS_ONLY
+        )
 
     def _in_check(self, node) -> bool:
         """Is `node` inside a hand-written check: an argument of `RuntimeCheck(...)` and its

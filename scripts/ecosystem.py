@@ -337,6 +337,14 @@ def print_stats(stats, misses, markdown=True) -> None:
     from kernlint.registry import load_registry
 
     rules = {r.code: r for r in load_registry().rules}
+    # A rule with no finding on a corpus still gets its row where its misses were searched
+    # there (what the search found is the measurement).
+    stats = dict(stats)
+    corpora_seen = {c for c, _ in stats}
+    for c, rows in misses.items():
+        if c in corpora_seen:
+            for code in rows:
+                stats.setdefault((c, code), _zero())
     header = "| corpus | rule | status | findings | reviewed | true | false | precision | misses searched |"
     print(header + "\n|---|---|---|---|---|---|---|---|---|")
     order = list(CORPORA)

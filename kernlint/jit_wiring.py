@@ -652,8 +652,11 @@ def _has_word(data: bytes, word: str) -> bool:
         return False
     pattern = _WORD_PATTERNS.get(word)
     if pattern is None:
+        # (the literal first, the boundary before it checked behind: the regex engine then
+        # searches for the literal at memchr speed instead of trying every position)
+        literal = re.escape(word.encode())
         pattern = _WORD_PATTERNS[word] = re.compile(
-            rb"(?<!\w)" + re.escape(word.encode()) + rb"(?!\w)"
+            literal + rb"(?<=(?<!\w)" + literal + rb")(?!\w)"
         )
     return pattern.search(data) is not None
 
@@ -672,18 +675,34 @@ def include_closure_paths(root: str, paths: list[str]) -> list[str]:
             continue
         done.add(path)
         seen.append(path)
-        for kind, name in _includes_of(path):
-            bases = [os.path.dirname(path), include_dir] if kind == "quote" else [include_dir]
-            for b in bases:
-                cand = os.path.normpath(os.path.join(b, name))
-                is_file = _IS_FILE.get(cand)
-                if is_file is None:
-                    is_file = _IS_FILE[cand] = os.path.isfile(cand)
-                if is_file:
-                    if _inside(cand, root):
-                        todo.append(cand)
-                    break
+        todo.extend(_included_paths(path, root, include_dir))
     return seen
+
+
+_INCLUDED: dict[tuple, tuple] = {}  # (path, root) -> (its include list, the JIT files it names)
+
+
+def _included_paths(path: str, root: str, include_dir: str) -> list[str]:
+    """The files inside the JIT tree that `path`'s include lines name (memoized per file, by
+    its include list: a file's contents are re-read when they change)."""
+    includes = _includes_of(path)
+    hit = _INCLUDED.get((path, root))
+    if hit is not None and hit[0] is includes:
+        return hit[1]
+    out = []
+    for kind, name in includes:
+        bases = [os.path.dirname(path), include_dir] if kind == "quote" else [include_dir]
+        for b in bases:
+            cand = os.path.normpath(os.path.join(b, name))
+            is_file = _IS_FILE.get(cand)
+            if is_file is None:
+                is_file = _IS_FILE[cand] = os.path.isfile(cand)
+            if is_file:
+                if _inside(cand, root):
+                    out.append(cand)
+                break
+    _INCLUDED[(path, root)] = (includes, out)
+    return out
 
 
 _TEXTS: dict[str, tuple] = {}
@@ -695,6 +714,7 @@ def reset() -> None:
     a long-lived process, between runs. File contents stay memoized by size and mtime."""
     _ROOTS.clear()
     _IS_FILE.clear()
+    _INCLUDED.clear()
 
 
 def read_text(path: str) -> bytes | None:

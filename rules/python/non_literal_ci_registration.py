@@ -157,7 +157,8 @@ def _find_module_level_calls(ctx):
     line_index = ctx.source.line_index
     inside_strings = None
     calls = []
-    for m in _CI_LINE.finditer(data):
+    matches = list(_CI_LINE.finditer(data))
+    for m in matches:
         at = m.start()
         line = line_index(at)  # (0-based)
         begin = starts[line]
@@ -171,7 +172,9 @@ def _find_module_level_calls(ctx):
         if inside_strings is None:
             from kernlint.python.skeleton import _string_line_ranges
 
-            inside_strings = _string_line_ranges(data, starts)
+            # (only a string opened before the last mention can hold one: the rest of the
+            # file, most of a test file, is not scanned)
+            inside_strings = _string_line_ranges(data[: matches[-1].end()], starts)
         if any(first <= line <= last for first, last in inside_strings):
             return None
         tree = _statement_at(data, starts, line)

@@ -391,7 +391,7 @@ def _verdict(call, made, abspath, settings, memo):
     export = call.func.attr
     sigs = []
     for jit in made:
-        got = _export_signature(jit, export, abspath, settings, memo)
+        got = _export_signature(jit, export, abspath, settings, memo, len(call.args))
         if isinstance(got, str):
             return got
         sigs.append(got)
@@ -404,8 +404,10 @@ def _verdict(call, made, abspath, settings, memo):
     return Match() if passed == sig.total else Mismatch(passed, sig)
 
 
-def _export_signature(jit, export, abspath, settings, memo):
-    """The signature of `export` of one `load_jit` call, or a reason for silence."""
+def _export_signature(jit, export, abspath, settings, memo, passed=None):
+    """The signature of `export` of one `load_jit` call, or a reason for silence. `passed`: the
+    call's argument count; where every spelling of the function's name in the files takes that
+    many arguments, the call agrees with it whatever the declaration is (no parse needed)."""
     from kernlint.jit_wiring import _HOLE, find_root, resolve_source
 
     if jit.opaque or not jit.header_only:
@@ -442,6 +444,12 @@ def _export_signature(jit, export, abspath, settings, memo):
         if path is None or not os.path.isfile(path):
             return "missing source"
         paths.append(path)
+    if passed is not None:
+        fast = (root, tuple(paths), text, passed)
+        if fast not in memo:
+            memo[fast] = _every_spelling_takes(root, paths, text, passed)
+        if memo[fast]:
+            return _Agrees(passed)
     key = (root, tuple(paths), text)
     if key not in memo:
         memo[key] = signature(root, paths, text)
@@ -465,6 +473,108 @@ def _pairs(value, strings):
         name = first.value if isinstance(first, ast.Constant) else None
         out.append((name if isinstance(name, str) else None, second, _symbol_text(second, strings)))
     return out
+
+
+class _Agrees:
+    """A signature known only to take as many arguments as the call passes."""
+
+    def __init__(self, total: int) -> None:
+        self.total = self.required = total
+
+
+_CALL_CHARS = re.compile(rb"[()\[\]{}<>,\"'/]")
+
+
+def _every_spelling_takes(root: str, paths: list[str], text: str, passed: int) -> bool:
+    """Does every `name(...)` / `name<...>(...)` in the named files and the JIT headers they
+    include hold exactly `passed` top-level arguments (with at least one such spelling, none
+    variadic, and the name nowhere bound by `=`: an alias or reference would name another
+    function)? Then the declaration, one of those spellings, takes `passed` too."""
+    from kernlint.jit_wiring import include_closure_paths, read_text, symbol_parts
+
+    parts = symbol_parts(text)
+    if parts is None:
+        return False
+    word = parts[-1].encode()
+    pattern = re.compile(re.escape(word) + rb"(?<=(?<![\w])" + re.escape(word) + rb")(?!\w)")
+    seen = 0
+    for path in include_closure_paths(root, paths):
+        data = read_text(path)
+        if data is None:
+            return False
+        for m in pattern.finditer(data):
+            count = _argument_count(data, m.end())
+            if count is False:
+                return False
+            if count is None:
+                continue  # (not followed by an argument list: a mention)
+            if count != passed:
+                return False
+            seen += 1
+    return seen > 0
+
+
+def _argument_count(data: bytes, at: int):
+    """The top-level argument count of the `(...)` (after an optional `<...>`) at `at`; None
+    when no argument list follows; False when unsure (`=` after the name, `...`, unbalanced
+    brackets, a string or comment inside)."""
+    n = len(data)
+    i = at
+    while i < n and data[i] in b" \t":
+        i += 1
+    if i < n and data[i : i + 1] == b"=" and data[i : i + 2] != b"==":
+        return False
+    if i < n and data[i : i + 1] == b"<":
+        depth = 0
+        while i < n:
+            c = data[i : i + 1]
+            if c == b"<":
+                depth += 1
+            elif c == b">":
+                depth -= 1
+                if depth == 0:
+                    i += 1
+                    break
+            elif c in b";{}\n":
+                return None  # (a comparison, not template arguments)
+            i += 1
+        while i < n and data[i] in b" \t":
+            i += 1
+    if i >= n or data[i : i + 1] != b"(":
+        return None
+    depth = 0  # brackets (), [], {}
+    angles = 0  # template argument lists open at depth 1 (`<` right after a name)
+    commas = 0
+    empty = True
+    j = i
+    while j < n:
+        m = _CALL_CHARS.search(data, j)
+        if m is None:
+            return False
+        c = m.group()
+        k = m.start()
+        if depth >= 1 and data[j:k].strip() not in (b"", b"void"):
+            empty = False
+        if c in b"\"'/":
+            return False  # (a string or a comment inside: unsure)
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                if b"..." in data[i:k]:
+                    return False
+                return 0 if empty else commas + 1
+        elif c == b"<":
+            if depth == 1 and k > 0 and (data[k - 1 : k].isalnum() or data[k - 1 : k] in b"_:"):
+                angles += 1
+        elif c == b">":
+            if depth == 1 and angles:
+                angles -= 1
+        elif c == b"," and depth == 1 and angles == 0:
+            commas += 1
+        j = k + 1
+    return False
 
 
 class _Shown:

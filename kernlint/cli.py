@@ -66,6 +66,56 @@ def _empty_selector(args) -> str | None:
     return None
 
 
+def _unknown_selector(args, registry) -> str | None:
+    """The error for the first command-line rule selector that names no rule or prefix: blamed
+    on the option, not on a config file it happens to be combined with. None when all do."""
+    for option, values in (
+        ("--select", args.select),
+        ("--extend-select", args.extend_select),
+        ("--ignore", args.ignore),
+    ):
+        for selector in _split(values):
+            if registry.select(selector) is None:
+                return f"{option}: unknown rule or prefix `{selector}` (see `kernlint rules`)"
+    return None
+
+
+def _stdin_usage(args) -> str | None:
+    """None when the files are read from disk; "" (or a warning) when the buffer comes from
+    stdin; "error: ..." for an unusable combination."""
+    dash = "-" in args.paths
+    if args.stdin_filename is None:
+        if dash:
+            return (
+                "error: `-` reads the file from stdin: name it with --stdin-filename PATH "
+                "(its language, config and rules come from PATH)"
+            )
+        return None
+    if not args.stdin_filename.strip():
+        return "error: --stdin-filename: an empty file name"
+    for option in ("write_baseline", "baseline", "show_files", "show_settings"):
+        if getattr(args, option):
+            flag = "--" + option.replace("_", "-")
+            return f"error: --stdin-filename cannot be combined with {flag}"
+    others = [p for p in args.paths if p != "-"]
+    if others:  # (as ruff: the buffer wins)
+        return f"ignoring {', '.join(others)} in favour of standard input (--stdin-filename)"
+    return ""
+
+
+def _read_stdin() -> bytes | None:
+    stream = sys.stdin
+    if stream is None:
+        return None
+    try:
+        raw = getattr(stream, "buffer", None)
+        if raw is not None:
+            return raw.read()
+        return stream.read().encode("utf-8", "surrogateescape")
+    except (OSError, ValueError):  # (closed, or not readable)
+        return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kernlint", description="Lint CUDA/C++ and Python GPU kernel sources.")
     p.add_argument("--version", action="version", version=f"kernlint {__version__}")
@@ -97,6 +147,31 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--fix", action="store_true", help="apply safe fixes")
     c.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
     c.add_argument("--diff", action="store_true", help="show fixes as a diff, change nothing")
+    c.add_argument(
+        "--fix-only",
+        action="store_true",
+        help="apply fixes and report nothing else (exit 0 unless --exit-non-zero-on-fix)",
+    )
+    c.add_argument(
+        "--exit-non-zero-on-fix",
+        action="store_true",
+        help="exit 1 when any file was fixed, even if no findings remain",
+    )
+    c.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="read the file from stdin (PATH `-`) and report it as PATH (which need not exist)",
+    )
+    c.add_argument(
+        "--show-files",
+        action="store_true",
+        help="list the files that would be checked, and why each JIT source is one",
+    )
+    c.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the settings of the one file named as PATH, and where each comes from",
+    )
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     c.add_argument(
         "--statistics",
@@ -250,6 +325,10 @@ def cmd_check(args) -> int:
     if empty is not None:
         print(f"kernlint: error: {empty}: an empty rule selector is not allowed", file=sys.stderr)
         return 2
+    unknown = _unknown_selector(args, reg)
+    if unknown is not None:
+        print(f"kernlint: error: {unknown}", file=sys.stderr)
+        return 2
     overrides = Overrides(
         select=_split(args.select) if args.select else None,
         extend_select=_split(args.extend_select),
@@ -263,8 +342,28 @@ def cmd_check(args) -> int:
     if args.diff and args.fix:
         print("kernlint: error: --diff and --fix cannot be combined", file=sys.stderr)
         return 2
+    stdin = _stdin_usage(args)
+    if stdin is not None and stdin.startswith("error: "):
+        print(f"kernlint: {stdin}", file=sys.stderr)
+        return 2
     try:
         resolver = ConfigResolver(reg, overrides, args.config)
+        if args.show_files or args.show_settings:
+            from .show import show_files, show_settings
+
+            if args.show_settings:
+                return show_settings(args, reg, resolver, overrides)
+            return show_files(args, resolver)
+        if stdin is not None:
+            from .runner import run_stdin
+
+            if stdin:
+                print(f"warning: {stdin}", file=sys.stderr)
+            data = _read_stdin()
+            if data is None:
+                print("kernlint: error: cannot read the buffer from stdin", file=sys.stderr)
+                return 2
+            return run_stdin(args, reg, resolver, data)
         return run_check(args, reg, resolver)
     except ConfigError as exc:
         print(f"kernlint: error: {exc}", file=sys.stderr)

@@ -139,6 +139,8 @@ class RawConfig:
     values: dict = field(default_factory=dict)
     # where each key came from (for per-file-ignores / exclude relative roots)
     key_roots: dict = field(default_factory=dict)
+    # the config file that set each key (`extend` chains; `kernlint check --show-settings`)
+    key_files: dict = field(default_factory=dict)
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -369,6 +371,7 @@ def load_config_file(path: str) -> RawConfig:
                 continue
             raw.values[key] = value
             raw.key_roots[key] = root
+            raw.key_files[key] = p
     return raw
 
 

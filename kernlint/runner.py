@@ -583,7 +583,7 @@ def run_check(args, registry, resolver) -> int:
     for res in results:
         for w in res.warnings:
             _warn(w)
-        if (args.fix or args.diff) and any(applicable(d, unsafe) for d in res.diagnostics):
+        if (_fixing(args) or args.diff) and any(applicable(d, unsafe) for d in res.diagnostics):
             diags, source, fixed = _fix_file(res, args, unsafe, resolver, registry, diffs, written)
             fixed_count += fixed
         else:
@@ -630,6 +630,10 @@ def run_check(args, registry, resolver) -> int:
             print(f"Would fix {n} error{'s' if n != 1 else ''}.", file=sys.stderr)
         return 1 if text and not args.exit_zero else 0
 
+    if getattr(args, "fix_only", False):  # (fixes applied, nothing else reported)
+        if fixed_count and not args.quiet:
+            print(f"Fixed {fixed_count} error{'s' if fixed_count != 1 else ''}.")
+        return _exit_status(args, [], fixed_count)
     checked = [r.path for r in results if not r.warnings or r.diagnostics]
     report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, results)
     from .output import warn_line, write_chunks, write_report
@@ -643,7 +647,138 @@ def run_check(args, registry, resolver) -> int:
             return 2
     else:
         write_report(report)  # (streamed; a failed write raises, for `main` to report)
-    return 0 if (args.exit_zero or not diagnostics) else 1
+    return _exit_status(args, diagnostics, fixed_count)
+
+
+def _fixing(args) -> bool:
+    """Are fixes to be applied (`--fix`, or `--fix-only`, which implies it)?"""
+    return bool(args.fix or getattr(args, "fix_only", False))
+
+
+def _exit_status(args, diagnostics, fixed_count: int) -> int:
+    """As ruff: 0 with `--exit-zero`; 1 while findings remain (none count under `--fix-only`)
+    or, with `--exit-non-zero-on-fix`, when anything was fixed; else 0."""
+    if args.exit_zero:
+        return 0
+    if diagnostics:
+        return 1
+    return 1 if fixed_count and getattr(args, "exit_non_zero_on_fix", False) else 0
+
+
+def run_stdin(args, registry, resolver, data: bytes) -> int:
+    """`kernlint check --stdin-filename PATH -`: lint `data` (the buffer read from stdin) as the
+    file PATH: its config, per-file ignores, JIT roots and generated-file test are those of PATH,
+    which need not exist. `--fix`: the fixed text goes to stdout, the findings that remain to
+    stderr (or `-o`); `--fix-only`: only the fixed text; `--diff`: the diff, on stdout."""
+    from .discovery import Candidate, PathError, _excluded_parents
+    from .engine import lint_source, record_unparsed
+    from .output import report_error, warn_line, write_chunks, write_report
+    from .source import SourceFile, language_of
+
+    display = args.stdin_filename
+    language = language_of(display)
+    if language is None:
+        raise PathError(
+            f"--stdin-filename {display}: not a C/C++/CUDA or Python file name (by extension)"
+        )
+    abspath = os.path.abspath(display)
+    settings = resolver.for_file(abspath)
+    fixing = _fixing(args) and not args.diff
+
+    def echo(text: bytes) -> None:  # (the buffer, byte for byte, for an editor to take back)
+        out = getattr(sys.stdout, "buffer", None)
+        try:
+            sys.stdout.flush()
+            if out is None:
+                sys.stdout.write(text.decode("utf-8", "surrogateescape"))
+            else:
+                out.write(text)
+                out.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise report_error(exc) from None
+
+    if b"\0" in data:
+        raise PathError(f"{display} (stdin): binary input (contains NUL bytes); nothing checked")
+    if len(data) > settings.max_file_size:
+        raise PathError(
+            f"{display} (stdin): {len(data)} bytes, larger than max-file-size "
+            f"({settings.max_file_size} bytes); nothing checked"
+        )
+    if args.force_exclude and (
+        settings.is_excluded(abspath) or _excluded_parents(abspath, settings)
+    ):
+        if fixing:
+            echo(data)
+        return 0
+    for name in ("kernlint.jitscope", "kernlint.sgl_headers", "kernlint.jit_wiring"):
+        if name in sys.modules:
+            sys.modules[name].reset()
+    cand = Candidate(display, abspath, language, True)
+    # Cross-file facts as `kernlint check PATH` gathers them (from the tree as saved).
+    _collect_project_facts([cand], resolver, None, wrappers=True, stats=[None])
+    rules = settings.rules_for(abspath)
+    is_jit = _jit_matters(rules, language) and settings.is_jit(abspath)
+    show_skipped = getattr(args, "show_skipped", False)
+    record_unparsed(args.statistics or show_skipped)
+    try:
+        source = SourceFile(display, data, language, abspath=abspath)
+        res = lint_source(source, settings, is_jit, registry, rules)
+    except (RecursionError, MemoryError):
+        raise PathError(
+            f"{display} (stdin): too deeply nested to analyze; nothing checked"
+        ) from None
+    finally:
+        record_unparsed(False)
+    res.path = display
+    _semantic_note([res])
+    for note in _namespace_notes([cand], resolver):
+        _warn(note)
+    unsafe = bool(args.unsafe_fixes)
+    diagnostics, source, new, fixed_count = res.diagnostics, res.source, data, 0
+    if (fixing or args.diff) and any(applicable(d, unsafe) for d in diagnostics):
+        new, fixed, _ = apply_fixes(data, diagnostics, unsafe)
+        if new != data and fixing:
+            fixed_count = len(fixed)
+            again = _lint_bytes(res, new, settings, registry)
+            if again is None:
+                _warn(f"{display}: fixed, but cannot be linted again; its findings are not shown")
+                diagnostics, source = [], None
+            else:
+                diagnostics, source = again.diagnostics, again.source
+    if show_skipped:
+        from .inspect import skipped_lines
+
+        for line in skipped_lines([res]):
+            warn_line(sys.stderr, line)
+    if args.diff:
+        text = unified_diff(display, data, new) if new != data else ""
+        write_report([text])
+        n = sum(1 for d in diagnostics if applicable(d, unsafe))
+        if not args.quiet:
+            print(f"Would fix {n} error{'s' if n != 1 else ''}.", file=sys.stderr)
+        return 1 if text and not args.exit_zero else 0
+    if fixing:
+        echo(new)
+    if getattr(args, "fix_only", False):
+        if fixed_count and not args.quiet:
+            print(f"Fixed {fixed_count} error{'s' if fixed_count != 1 else ''}.", file=sys.stderr)
+        return _exit_status(args, [], fixed_count)
+    sources = {display: source} if source is not None else {}
+    report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, [display], [res])
+    if args.output_file:
+        try:
+            with open(args.output_file, "w", encoding="utf-8", errors="backslashreplace") as fh:
+                write_chunks(fh, report)
+        except OSError as exc:
+            warn_line(sys.stderr, f"kernlint: error: {args.output_file}: {exc.strerror or exc}")
+            return 2
+    elif fixing:  # (stdout holds the fixed text)
+        write_chunks(sys.stderr, report)
+    else:
+        write_report(report)
+    return _exit_status(args, diagnostics, fixed_count)
 
 
 def _load_source(res) -> None:

@@ -11,7 +11,8 @@ import sys
 
 from . import __version__
 
-OUTPUT_FORMATS = ("text", "json", "github", "sarif", "junit")
+# `text` is the old name of `full` (kept: scripts use it).
+OUTPUT_FORMATS = ("full", "concise", "grouped", "json", "github", "sarif", "junit", "text")
 
 
 def _terminal_columns() -> int:
@@ -142,7 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME[=VALUE]",
         help="a macro for the semantic pass, as the kernel's build defines it (repeatable)",
     )
-    c.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    c.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="full",
+        help="full (default: the source line and the fix), concise (one line a finding), "
+        "grouped (by file), json, github, sarif, junit",
+    )
+    c.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text report: auto (in a terminal, unless NO_COLOR is set; "
+        "FORCE_COLOR forces it), always, never",
+    )
     c.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE")
     c.add_argument("--fix", action="store_true", help="apply safe fixes")
     c.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")

@@ -876,16 +876,24 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, 
     def fix_available(d):
         return applicable(d, unsafe)
 
-    if fmt == "text":
+    if fmt in ("text", "full", "concise", "grouped"):  # (`text`: `full`)
         from .output import text
 
+        color = text.use_color(
+            getattr(args, "color", None), None if args.output_file else sys.stdout
+        )
         if args.statistics:
             from .inspect import statistics_tail
 
             tail = statistics_tail(results, checked, getattr(args, "show_skipped", False))
-            return [text.statistics(diagnostics, fix_available), tail]
+            return [text.statistics(diagnostics, fix_available, color=color), tail]
         out = text.iter_render(
-            diagnostics, sources, show_source=not args.no_show_source, fix_available=fix_available
+            diagnostics,
+            sources,
+            show_source=not args.no_show_source,
+            fix_available=fix_available,
+            output_format="full" if fmt == "text" else fmt,
+            color=color,
         )
         if args.quiet:
             return out
@@ -895,8 +903,8 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, 
             if unsafe
             else sum(1 for d in diagnostics if d.fix and d.fix.applicability == "unsafe")
         )
-        tail = ("\n" if diagnostics else "") + text.summary(
-            len(diagnostics), fixable, fixed_count, hidden
+        tail = text.summary(  # (full and grouped end each finding or file in a blank line)
+            text.severity_counts(diagnostics), fixable, fixed_count, hidden, color=color
         )
         return itertools.chain(out, [tail])
     if fmt == "json":

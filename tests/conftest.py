@@ -12,6 +12,11 @@ if "KERNLINT_TEST_KEEP_XDG" not in os.environ:
 
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="kernlint-test-xdg-")
 
+# Tests read the plain text report: a colour setting of the caller's environment (a CI runner
+# with FORCE_COLOR) must not colour it. Colour tests set these themselves.
+for _name in ("FORCE_COLOR", "NO_COLOR"):
+    os.environ.pop(_name, None)
+
 
 @pytest.fixture(scope="session")
 def sglang_package(tmp_path_factory):

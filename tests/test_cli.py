@@ -35,11 +35,13 @@ def test_text_output_and_exit_code(jit, tmp_path):
     first = p.stdout.splitlines()[0]
     path = os.path.join("kernels", "jit", "csrc", "a.cuh")
     assert (
-        first == f"{path}:2:6: CU001 [*] [non-ascii-character] non-ASCII character: U+2014 EM DASH"
+        first
+        == f"{path}:2:6: CU001 [*] [non-ascii-character] non-ASCII character: U+2014 EM DASH; "
+        "replace it with `--`"
     )
     assert "    2 | // a \u2014 b" in p.stdout
     assert "|      ^" in p.stdout
-    assert "Found 1 error (1 fixable with `--fix`)." in p.stdout
+    assert "Found 1 error.\n[*] 1 fixable with `--fix`." in p.stdout
 
 
 def test_clean_exit_zero(jit, tmp_path):

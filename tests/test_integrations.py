@@ -56,9 +56,8 @@ def test_github_format_end_to_end(repo):
     path = "kernels/jit/csrc/a.cuh"
     assert lines[0] == (
         f"::error file={path},line=2,col=6,endLine=2,endColumn=6,"
-        "title=CU001 non-ascii-character::CU001 non-ASCII character%3A U+2014 EM DASH".replace(
-            "%3A", ":"
-        )
+        "title=CU001 non-ascii-character::CU001 non-ASCII character%3A U+2014 EM DASH; "
+        "replace it with `--`".replace("%3A", ":")
     )
     assert lines[1].startswith(f"::error file={path},line=5,col=1,endLine=5,endColumn=")
 

@@ -187,9 +187,20 @@ def check(ctx) -> None:
                 )
             ctx.report_node(
                 param.node,
-                f"pointer parameter {name} of kernel `{display_name(kernel)}` is not `__restrict__`",
+                f"pointer parameter {name} of kernel `{display_name(kernel)}` is not "
+                f"`__restrict__`: {_advice(ctx.data, param.node, star)}",
                 fix,
             )
+
+
+def _advice(data: bytes, param, star) -> str:
+    """`declare it `const T* __restrict__`` (the parameter's type as spelled, `__restrict__`
+    after its own `*`), or where that spelling is long, where to add it."""
+    spelled = data[param.start_byte : star.end_byte].decode("utf-8", "replace")
+    spelled = " ".join(spelled.split())
+    if len(spelled) > 60 or any(c in spelled for c in "`/()"):
+        return "add `__restrict__` after its `*` (when it aliases no other pointer)"
+    return f"declare it `{spelled} __restrict__` (when it aliases no other pointer)"
 
 
 def _top_star(declarator):

@@ -145,9 +145,9 @@ def check(ctx) -> None:
         else:
             listing = ", ".join(described)
         plural = "s" if len(chars) > 1 else ""
-        message = f"non-ASCII character{plural}: {listing}"
         fix = None
         replacement = _replacement(chars)
+        message = f"non-ASCII character{plural}: {listing}; {_advice(chars, replacement)}"
         if replacement is not None:
             if spans is None:
                 spans = ctx.literal_spans
@@ -159,6 +159,27 @@ def check(ctx) -> None:
                     f"Replace with `{replacement}`" if replacement else "Remove",
                 )
         ctx.report(m.start(), m.end(), message, fix)
+
+
+def _advice(chars: str, replacement: str | None) -> str:
+    """What to write instead: the ASCII look-alike, or (without one) ASCII or an escape."""
+    it = "it" if len(chars) == 1 else "them"
+    if chars == "\ufeff":
+        return "remove it (a byte-order mark)"
+    if replacement == "":
+        return f"remove {it}"
+    if replacement is not None and replacement.strip(" ") == "":
+        return f"replace {it} with {'a space' if len(replacement) == 1 else 'spaces'}"
+    if replacement is not None:
+        return f"replace {it} with `{replacement}`"
+    code = ord(chars[0])
+    if 0xDC80 <= code <= 0xDCFF:  # an invalid byte
+        escape = f"\\x{code - 0xDC00:02x}"
+    else:
+        escape = f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    if len(chars) == 1:
+        return f"write it in ASCII (in a string literal, as the escape `{escape}`)"
+    return f"write them in ASCII (in a string literal, as escapes: `{escape}`, ...)"
 
 
 def _replacement(chars: str) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 import re
 import time
@@ -661,9 +662,10 @@ def _has_word(data: bytes, word: str) -> bool:
     return pattern.search(data) is not None
 
 
-def include_closure_paths(root: str, paths: list[str]) -> list[str]:
+def include_closure_paths(root: str, paths: list[str], cache=None) -> list[str]:
     """The files `closure` would read (named files and included JIT headers), for cache keys:
-    found by the include lines alone, without parsing."""
+    found by the include lines alone, without parsing. `cache`: each file's include lines
+    are kept there by size and modification time (a warm run reads no unchanged header)."""
     root = os.path.normpath(root)
     include_dir = os.path.join(root, "include")
     seen: list[str] = []
@@ -675,19 +677,45 @@ def include_closure_paths(root: str, paths: list[str]) -> list[str]:
             continue
         done.add(path)
         seen.append(path)
-        todo.extend(_included_paths(path, root, include_dir))
+        todo.extend(_included_paths(path, root, include_dir, cache))
     return seen
 
 
 _INCLUDED: dict[tuple, tuple] = {}  # (path, root) -> (its include list, the JIT files it names)
 
 
-def _included_paths(path: str, root: str, include_dir: str) -> list[str]:
+_INCLUDES_KEY = "cpp-includes:1"  # the cache's group of C/C++ include lists
+
+
+def _cached_includes(path: str, cache) -> list[tuple[str, str]]:
+    """`_includes_of(path)`, kept in the cache by the file's size and modification time."""
+    st = _stat(path)
+    if st is None:
+        return []
+    payload = cache.lookup_stat(path, _INCLUDES_KEY, st)
+    if payload is not None:
+        hit = _PAYLOADS.get(payload)
+        if hit is None:
+            try:
+                hit = _PAYLOADS[payload] = [tuple(x) for x in json.loads(payload)]
+            except (ValueError, TypeError):
+                hit = None
+        if hit is not None:
+            return hit
+    includes = _includes_of(path)
+    cache.store(path, _INCLUDES_KEY, st, "", json.dumps(includes))
+    return includes
+
+
+_PAYLOADS: dict[str, list] = {}
+
+
+def _included_paths(path: str, root: str, include_dir: str, cache=None) -> list[str]:
     """The files inside the JIT tree that `path`'s include lines name (memoized per file, by
     its include list: a file's contents are re-read when they change)."""
-    includes = _includes_of(path)
+    includes = _includes_of(path) if cache is None else _cached_includes(path, cache)
     hit = _INCLUDED.get((path, root))
-    if hit is not None and hit[0] is includes:
+    if hit is not None and (hit[0] is includes or hit[0] == includes):
         return hit[1]
     out = []
     for kind, name in includes:
@@ -715,14 +743,33 @@ def reset() -> None:
     _ROOTS.clear()
     _IS_FILE.clear()
     _INCLUDED.clear()
+    _STATS.clear()
+
+
+# Each file's stat, taken once per run (reset between runs) and for at most a second (a
+# long-lived process that lints without a reset sees edits a second later).
+_STATS: dict[str, tuple] = {}
+_STAT_TTL = 1.0
+
+
+def _stat(path: str):
+    now = time.monotonic()
+    hit = _STATS.get(path)
+    if hit is not None and now - hit[1] < _STAT_TTL:
+        return hit[0]
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    _STATS[path] = (st, now)
+    return st
 
 
 def read_text(path: str) -> bytes | None:
     """A C++ file's bytes, cached per process by size and mtime (read again when modified
     within the last RECENT_NS: a same-size edit in one mtime tick); None: unreadable."""
-    try:
-        st = os.stat(path)
-    except OSError:
+    st = _stat(path)
+    if st is None:
         return None
     stamp = (st.st_size, st.st_mtime_ns)
     hit = _TEXTS.get(path)
@@ -919,10 +966,9 @@ def dependency_key(abspath: str, settings, cache=None, stat=None) -> str:
                 if path is not None:
                     named.append(path)
         recent = time.time_ns() - RECENT_NS
-        for path in include_closure_paths(root, named) + loader_files(root):
-            try:
-                st = os.stat(path)
-            except OSError:
+        for path in include_closure_paths(root, named, cache) + loader_files(root):
+            st = _stat(path)
+            if st is None:
                 parts.append(f"{path}:-")
                 continue
             parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")

@@ -401,6 +401,24 @@ def lint_source(
         if len(source.data) >= SKELETON_MIN_BYTES:  # (smaller files are parsed whole)
             ctx.partial_lines = _partial_lines(rules, source.data)
 
+    try:
+        _run_rules(ctx, rules, registry, enabled_codes, result)
+    except (RecursionError, MemoryError):
+        raise
+    except Exception as exc:
+        raise RuleCrash(ctx.rule.code if ctx.rule is not None else "?") from exc
+    diagnostics = list(ctx.diagnostics)
+    if _has_directive(source.data):
+        diagnostics = _suppress(ctx, diagnostics, registry, enabled_codes, is_jit)
+    diagnostics.sort(key=Diagnostic.sort_key)
+    result.diagnostics = diagnostics
+    result.notes = list(ctx.notes)
+    if _RECORD_UNPARSED and "tree" in ctx.__dict__:  # (only a tree the rules built anyway)
+        result.unparsed = unparsed_regions(ctx)
+    return result
+
+
+def _run_rules(ctx, rules, registry, enabled_codes, result) -> None:
     tree_rules = [r for r in rules if r.needs_tree or r.visit is not None]
     byte_rules = [r for r in rules if not (r.needs_tree or r.visit is not None)]
     for rule in byte_rules:
@@ -422,16 +440,6 @@ def lint_source(
             visitors = [r for r in tree_rules if r.visit is not None]
             if visitors:
                 _dispatch(ctx, visitors)
-
-    diagnostics = list(ctx.diagnostics)
-    if _has_directive(source.data):
-        diagnostics = _suppress(ctx, diagnostics, registry, enabled_codes, is_jit)
-    diagnostics.sort(key=Diagnostic.sort_key)
-    result.diagnostics = diagnostics
-    result.notes = list(ctx.notes)
-    if _RECORD_UNPARSED and "tree" in ctx.__dict__:  # (only a tree the rules built anyway)
-        result.unparsed = unparsed_regions(ctx)
-    return result
 
 
 def generated_of(source: SourceFile, settings) -> str | None:
@@ -623,6 +631,27 @@ def lint_file(
             abspath=path,
             language=language,
         )
+    except Exception as exc:  # a bug in kernlint: name it and go on with the other files
+        where = f"rule {exc.rule}" if isinstance(exc, RuleCrash) else "kernlint"
+        cause = exc.__cause__ if isinstance(exc, RuleCrash) else exc
+        detail = f"{type(cause).__name__}: {cause}".strip().rstrip(":")
+        return FileResult(
+            display,
+            warnings=[
+                f"{display}: internal error in {where} ({detail[:200]}); the file is skipped. "
+                "This is a bug in kernlint: please report it with the file"
+            ],
+            abspath=path,
+            language=language,
+        )
+
+
+class RuleCrash(Exception):
+    """A rule raised while checking a file (the original exception is the cause)."""
+
+    def __init__(self, rule: str) -> None:
+        super().__init__(rule)
+        self.rule = rule
 
 
 def relpath_for_display(path: str) -> str:

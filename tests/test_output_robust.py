@@ -457,3 +457,31 @@ def test_a_failing_partial_write_raises():
     with pytest.raises(OSError) as info:
         write_chunks(stream, ["y" * 100000])
     assert info.value.errno == errno.ENOSPC and len(raw.data) == 5000
+
+
+def test_a_crashing_rule_names_itself_and_the_file(tmp_path, capsys):
+    """A bug in one rule on one file: a one-line message naming both, the other files still
+    linted, no traceback."""
+    from kernlint.cli import main
+    from kernlint.registry import load_registry
+
+    rule = load_registry().by_code["CU001"]
+    original = rule.check
+
+    def boom(ctx):
+        if ctx.source.path.endswith("bad.cuh"):
+            raise ValueError("unexpected node")
+        original(ctx)
+
+    (tmp_path / "bad.cuh").write_text("namespace sglang {}  // caf\u00e9\n", encoding="utf-8")
+    (tmp_path / "good.cuh").write_text("namespace sglang {}  // caf\u00e9\n", encoding="utf-8")
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\n')
+    object.__setattr__(rule, "check", boom)
+    try:
+        rc = main(["check", "--no-cache", "--select", "CU001", str(tmp_path)])
+    finally:
+        object.__setattr__(rule, "check", original)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    assert "bad.cuh: internal error in rule CU001 (ValueError: unexpected node)" in err
+    assert "good.cuh" in out and rc == 1  # (the other file's finding is still reported)

@@ -81,6 +81,23 @@ def _unknown_selector(args, registry) -> str | None:
     return None
 
 
+def _bad_glob(args) -> str | None:
+    """The error for the first `--exclude`/`--extend-exclude` glob that no pattern expresses
+    (`[z-a]`), blamed on the option; None when all compile."""
+    import re
+
+    from .config import _show
+    from .globmatch import compile_pattern
+
+    for option, values in (("--exclude", args.exclude), ("--extend-exclude", args.extend_exclude)):
+        for pattern in _split(values):
+            try:
+                compile_pattern(pattern)
+            except re.error as exc:
+                return f"{option}: invalid glob {_show(pattern)}: {exc}"
+    return None
+
+
 def _stdin_usage(args) -> str | None:
     """None when the files are read from disk; "" (or a warning) when the buffer comes from
     stdin; "error: ..." for an unusable combination."""
@@ -339,7 +356,7 @@ def cmd_check(args) -> int:
     if empty is not None:
         print(f"kernlint: error: {empty}: an empty rule selector is not allowed", file=sys.stderr)
         return 2
-    unknown = _unknown_selector(args, reg)
+    unknown = _unknown_selector(args, reg) or _bad_glob(args)
     if unknown is not None:
         print(f"kernlint: error: {unknown}", file=sys.stderr)
         return 2

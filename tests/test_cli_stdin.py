@@ -254,3 +254,11 @@ def test_unknown_rule_in_a_config_file_still_names_the_file_and_key(project):
     assert err.strip() == (
         f"kernlint: error: {project / 'kernlint.toml'}: `ignore`: unknown rule or prefix `XX999`"
     )
+
+
+@pytest.mark.parametrize("option", ["--exclude", "--extend-exclude"])
+def test_invalid_glob_on_the_command_line_is_blamed_on_the_option(project, option):
+    status, out, err = kernlint("check", option, "ok,[z-a]", ".", cwd=project)
+    assert status == 2 and out == b""
+    assert err.startswith(f"kernlint: error: {option}: invalid glob '[z-a]': ")
+    assert len(err.strip().splitlines()) == 1 and "kernlint.toml" not in err

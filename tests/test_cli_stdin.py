@@ -99,6 +99,15 @@ def test_generated_buffer_is_not_checked(project):
     assert status == 0, out
 
 
+def test_jit_exemption_is_judged_on_the_buffer(project):
+    # Under the JIT roots, but a torch extension by its bytes: no JIT source, CU001 is silent.
+    (project / "kern" / "ext.cu").write_bytes(DIRTY)  # (the saved file is not what counts)
+    extension = b"#include <torch/extension.h>\n" + DIRTY
+    args = ("check", "--no-cache", "--stdin-filename", "kern/ext.cu", "-")
+    assert kernlint(*args, cwd=project, stdin=extension)[0] == 0
+    assert kernlint(*args, cwd=project, stdin=DIRTY)[0] == 1
+
+
 def test_fix_writes_the_fixed_buffer_to_stdout_and_the_rest_to_stderr(project):
     status, out, err = kernlint(
         "check",

@@ -247,6 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="Python files or directories whose `cuda_wrappers` targets count (repeatable)",
     )
+    sub.add_parser(
+        "server", help="run the language server (LSP on stdin/stdout; needs kernlint[server])"
+    )
     return p
 
 
@@ -256,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "server":
+        return cmd_server()
     from .output import ReportWriteError, flush_stdout, report_error, silence_stdout
 
     try:
@@ -284,6 +289,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def cmd_server() -> int:
+    try:  # (pygls is imported only here: no other command pays for it)
+        from .server import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs", "attrs"):
+            raise
+        print(
+            "kernlint: error: `kernlint server` needs pygls: install kernlint[server]",
+            file=sys.stderr,
+        )
+        return 2
+    return serve()
 
 
 def _registry():

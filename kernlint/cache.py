@@ -56,6 +56,34 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 _dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # (ASCII)
 
 
+_CODE_KEY: list[str] = []
+
+
+def code_key() -> str:
+    """The size and modification time of kernlint's own modules and rules: an edited rule (a
+    development install, a reinstall of the same version) is never answered from results it
+    did not compute."""
+    if not _CODE_KEY:
+        import kernlint_rules
+
+        from . import __file__ as package_file
+
+        parts = []
+        dirs = [os.path.dirname(package_file)] + list(kernlint_rules.__path__)
+        for top in dirs:
+            for directory, subdirs, files in os.walk(top):
+                subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        try:
+                            st = os.stat(os.path.join(directory, name))
+                        except OSError:
+                            continue
+                        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        _CODE_KEY.append(hashlib.sha256("|".join(parts).encode()).hexdigest()[:16])
+    return _CODE_KEY[0]
+
+
 def settings_key(settings, rules, is_jit: bool, project: str = "") -> str:
     h = hashlib.sha256()
     policy = getattr(settings, "aiter_import_policy", "")
@@ -63,7 +91,7 @@ def settings_key(settings, rules, is_jit: bool, project: str = "") -> str:
         policy += "|semantic|" + ",".join(getattr(settings, "include_paths", []))
         policy += "|" + "\0".join(getattr(settings, "defines", []))
     policy += f"|cap={getattr(settings, 'max_file_size', '')}"  # (a lower cap skips files)
-    h.update(f"{__version__}|{FORMAT}|{int(is_jit)}|{project}|{policy}|".encode())
+    h.update(f"{__version__}|{FORMAT}|{code_key()}|{int(is_jit)}|{project}|{policy}|".encode())
     h.update(",".join(r.code for r in rules).encode())
     return h.hexdigest()[:24]
 

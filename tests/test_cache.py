@@ -504,3 +504,30 @@ def test_a_lower_max_file_size_is_not_answered_from_the_cache(tmp_path):
     (tree / "kernlint.toml").write_text(jit + "max-file-size = 100\n")
     assert main(["check", "-q", "--cache-dir", cache, str(tree)]) == 0
     assert main(["check", "-q", "--no-cache", str(tree)]) == 0
+
+
+def test_a_changed_kernlint_recomputes_cached_results(tmp_path, monkeypatch, capsys):
+    """The cache key covers kernlint's own code: results from an edited rule (same version) are
+    not reused."""
+    import kernlint.cache as cache_mod
+    import kernlint.runner as runner_mod
+    from kernlint.cli import main
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "k.cuh").write_text("namespace sglang {}  // caf\u00e9\n", encoding="utf-8")
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\n')
+    calls = []
+    real = runner_mod.lint_file
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner_mod, "lint_file", counting)
+    cache_dir = str(tmp_path / "cache")
+    for key, linted in (("a", 1), ("a", 0), ("b", 1)):
+        monkeypatch.setattr(cache_mod, "_CODE_KEY", [key])
+        calls.clear()
+        main(["check", "--select", "CU001", "--cache-dir", cache_dir, str(tmp_path)])
+        assert len(calls) == linted, key
+    capsys.readouterr()

@@ -271,3 +271,15 @@ def test_invalid_glob_on_the_command_line_is_blamed_on_the_option(project, optio
     assert status == 2 and out == b""
     assert err.startswith(f"kernlint: error: {option}: invalid glob '[z-a]': ")
     assert len(err.strip().splitlines()) == 1 and "kernlint.toml" not in err
+
+
+def test_buffer_larger_than_max_file_size_is_a_usage_error(project):
+    (project / "kernlint.toml").write_text('jit-roots = ["kern/**"]\nmax-file-size = 16\n')
+    status, out, err = kernlint(
+        "check", "--stdin-filename", "kern/a.cu", "-", cwd=project, stdin=DIRTY
+    )
+    assert (status, out) == (2, b"")
+    assert err.strip() == (
+        f"kernlint: error: kern/a.cu (stdin): {len(DIRTY)} bytes, larger than max-file-size "
+        "(16 bytes); nothing checked"
+    )

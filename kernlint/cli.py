@@ -84,6 +84,8 @@ def _unknown_selector(args, registry) -> str | None:
 def _bad_glob(args) -> str | None:
     """The error for the first `--exclude`/`--extend-exclude` glob that no pattern expresses
     (`[z-a]`), blamed on the option; None when all compile."""
+    if not (args.exclude or args.extend_exclude):
+        return None  # (globmatch is not imported by most runs)
     import re
 
     from .config import _show

@@ -329,7 +329,8 @@ def suppression_edit(source, finding, registry, encoding) -> types.TextEdit | No
     """The edit that suppresses `finding` on its line: its code added to a `kernlint:
     ignore[...]` already on the line, else a `kernlint: ignore[CODE]` comment at the end of the
     line (before a C/C++ line continuation, as a `/* */` comment). None when no such comment
-    would be read as a suppression there (e.g. the line ends inside a string)."""
+    would be read as a suppression there (the line ends inside a string, or with a Python line
+    continuation)."""
     from .suppressions import find_suppressions
 
     for s in find_suppressions(source, registry):
@@ -344,7 +345,9 @@ def suppression_edit(source, finding, registry, encoding) -> types.TextEdit | No
     line = source.data[start:end]
     body = line.rstrip(b" \t")
     directive = f"kernlint: ignore[{finding.code}]"
-    if source.language == "cpp" and body.endswith(b"\\"):
+    if body.endswith(b"\\"):  # a line continuation: a `//` or `#` comment would end it
+        if source.language != "cpp":
+            return None  # (Python has no comment that can stand before it)
         at = start + len(body) - 1
         text = f"/* {directive} */ "
         if at > start and source.data[at - 1 : at] not in (b" ", b"\t"):

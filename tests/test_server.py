@@ -368,3 +368,29 @@ def test_other_commands_do_not_import_pygls():
         "assert 'pygls' not in sys.modules and 'lsprotocol' not in sys.modules"
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_suppression_before_a_line_continuation(tmp_path):
+    from kernlint.config import ConfigResolver, Overrides
+    from kernlint.registry import load_registry
+    from kernlint.server import lint_buffer, suppression_edit
+
+    (tmp_path / "kernlint.toml").write_text(CONFIG)
+    path = str(tmp_path / "macro.cuh")
+    registry = load_registry()
+    text = "#define TWICE(x) \\\n  ((x) + (x)) /* \u2014 */ \\\n  + 0\n"
+    source, (finding,) = lint_buffer(
+        path, text.encode(), ConfigResolver(registry, Overrides()), registry
+    )
+    assert (finding.code, finding.line) == ("CU001", 2)
+    edit = suppression_edit(source, finding, registry, "utf-16")
+    lines = text.splitlines(keepends=True)
+    line = lines[1]
+    at = edit.range.start.character
+    assert edit.range.start == edit.range.end and edit.range.start.line == 1
+    lines[1] = line[:at] + edit.new_text + line[at:]
+    assert lines[1] == "  ((x) + (x)) /* \u2014 */ /* kernlint: ignore[CU001] */ \\\n"
+    _, findings = lint_buffer(
+        path, "".join(lines).encode(), ConfigResolver(registry, Overrides()), registry
+    )
+    assert findings == []

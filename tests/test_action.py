@@ -103,7 +103,9 @@ def run_action(workspace, inputs: dict, action_path: str, runner_temp, env=None,
     given.update(inputs)
     ctx = {"inputs": given, "action_path": action_path, "outputs": {}}
     path_dirs: list[str] = []
-    base_env = {**os.environ, **(env or {})}
+    # A runner's steps do not inherit this test's Python path.
+    base_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    base_env.update(env or {})
     records = []
     for i, step in enumerate(action["runs"]["steps"]):
         name = step["name"]

@@ -334,6 +334,8 @@ async def test_pull_diagnostics(pull_client: LanguageClient, project):
     )
     doc.change(KERNEL)
     assert await pull() == []  # (CU003 is no longer selected)
+    # The server asked the client to pull again (before it answered the pull: one pipe, in order).
+    assert client.diagnostic_refresh_count == 1
     assert doc.uri not in client.diagnostics  # (a pull client gets no pushed diagnostics)
 
 

@@ -93,7 +93,7 @@ def tagged_clone(dest, tag: str) -> str:
     copy_sources(dest)
     git(dest, "add", "-A")
     git(dest, "commit", "-q", "--allow-empty", "--no-verify", "-m", "kernlint as tested")
-    git(dest, "tag", tag)
+    git(dest, "tag", "-f", tag)  # (a clone has the checkout's tags: this commit gets the name)
     return git(dest, "rev-parse", "HEAD").strip()
 
 

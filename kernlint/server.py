@@ -377,6 +377,10 @@ def code_actions(server, params: types.CodeActionParams) -> list[types.CodeActio
     from .fixes import apply_fixes
 
     uri = params.text_document.uri
+    caps = server.client_capabilities.text_document
+    code_action = caps.code_action if caps is not None else None
+    if code_action is None or code_action.code_action_literal_support is None:
+        return []  # (a client that takes only commands: the actions are edits)
     if uri not in server.workspace.text_documents:
         return []
     doc = server.workspace.get_text_document(uri)

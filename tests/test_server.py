@@ -55,7 +55,9 @@ def _capabilities(pull: bool) -> types.ClientCapabilities:
         diagnostic=types.DiagnosticClientCapabilities() if pull else None,
     )
     workspace = types.WorkspaceClientCapabilities(
-        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(),
+        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+            dynamic_registration=True
+        ),
         workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
         diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
         if pull
@@ -75,6 +77,12 @@ async def _start(client: LanguageClient, root, pull: bool) -> None:
         return handler(params)
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    client.registrations = []
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)
+
     await client.initialize_session(
         types.InitializeParams(
             capabilities=_capabilities(pull),
@@ -280,6 +288,11 @@ async def test_python_buffer_and_syntax_error_mid_edit(client: LanguageClient, p
 
 @lsp
 async def test_config_change_reloads(client: LanguageClient, project):
+    # The server asked the client to watch the config files.
+    (registration,) = client.registrations
+    assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    globs = [w["globPattern"] for w in registration.register_options["watchers"]]
+    assert globs == ["**/kernlint.toml", "**/pyproject.toml"]
     config = project / "kernlint.toml"
     doc = Doc(client, project / "kernel.cuh", KERNEL, "cuda-cpp")
     assert _codes(await doc.diagnostics()) == ["CU003", "CU003"]

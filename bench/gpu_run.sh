@@ -23,5 +23,4 @@ if [[ "$what" == tests || "$what" == all ]]; then
 fi
 if [[ "$what" == bench || "$what" == all ]]; then
   python bench/reference_kernels.py --out "$OUT" 2>&1 | tee "$OUT/bench.txt" | tail -32
-  python bench/reference_back_to_back.py --out "$OUT" 2>&1 | tee "$OUT/back_to_back.txt" | tail -7
 fi

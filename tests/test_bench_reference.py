@@ -1,8 +1,7 @@
-"""The GPU benchmarks' arithmetic, without a GPU: how rounds are compared, how shapes are read."""
+"""The GPU benchmark's arithmetic, without a GPU: how rounds are compared, how buffers rotate."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -24,7 +23,6 @@ from reference_kernels import (  # noqa: E402
     torch_eager,
     torch_eager_out,
 )
-from reference_sweep import parse_shapes  # noqa: E402
 from rotation import in_rotation  # noqa: E402
 
 
@@ -38,17 +36,6 @@ def test_rounds_faster_counts_strict_wins_round_by_round():
 def test_rounds_faster_needs_one_sample_per_round_for_both():
     with pytest.raises(ValueError, match="one sample per round"):
         rounds_faster([1.0, 2.0], [1.0])
-
-
-def test_shapes_are_read_as_rows_by_hidden():
-    assert parse_shapes("16x4096,256x8192") == [(16, 4096), (256, 8192)]
-
-
-@pytest.mark.parametrize("text", ["16x", "4096", "16x4096,,", "axb", "0x4096", "16x-1", "1x2x3"])
-def test_a_malformed_shape_is_an_argument_error_that_quotes_it(text):
-    with pytest.raises(argparse.ArgumentTypeError, match="ROWSxHIDDEN") as err:
-        parse_shapes(text)
-    assert repr(text) in str(err.value)
 
 
 def test_rotation_measures_each_name_once_per_round_starting_one_later_each_round():

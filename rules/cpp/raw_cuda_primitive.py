@@ -1,97 +1,48 @@
 """Reports raw CUDA where SGLang's JIT headers have an abstraction for it.
 
 ## What it does
-In JIT sources, reports the raw CUDA spellings of this table (one entry per
-pattern: what is matched, the abstraction to use, the message):
+In JIT sources, reports these raw CUDA spellings:
 
 | entry | matches | use instead |
 |---|---|---|
 | `forceinline` | `__device__ __forceinline__` (either order) on a function | `SGL_DEVICE` (`SGL_DEVICE_HOST` with `__host__`) |
-| `shfl-reduction` | `v += __shfl_xor_sync(m, v, k)`, `v = max(v, __shfl_down_sync(m, v, k))`, `v = v + __shfl_...`, `__hmax2`/`__hmin2`/`fmaxf`/`fminf` forms | `device::warp::reduce_sum/max/min` |
-| `pdl` | `cudaGridDependencySynchronize()`, `cudaTriggerProgrammaticLaunchCompletion()`, `griddepcontrol` inline asm | `PDLWaitPrimary<kUsePDL>()` / `PDLTriggerSecondary<kUsePDL>()` |
-| `vector-cast` | `reinterpret_cast<float4*>(p + i)`, `int4`, `uint4` (const or not), `&p[i]`, C-style `*(uint4*)p` | `AlignedVector<T, N>` loads/stores |
+| `shfl-reduction` | `v += __shfl_xor_sync(m, v, k)`, `v = max(v, __shfl_down_sync(m, v, k))`, `__hmax2`/`__hmin2`/`fmaxf`/`fminf` forms | `device::warp::reduce_sum/max/min` |
+| `pdl` | `cudaGridDependencySynchronize()`, `cudaTriggerProgrammaticLaunchCompletion()`, `griddepcontrol` asm | `PDLWaitPrimary<kUsePDL>()` / `PDLTriggerSecondary<kUsePDL>()` |
+| `vector-cast` | `reinterpret_cast<float4*>(p + i)`, `int4`, `uint4`, `&p[i]`, C-style `*(uint4*)p` | `AlignedVector<T, N>` loads/stores |
 | `get-last-error` | `cudaGetLastError()` / `cudaPeekAtLastError()` after a launch in the same function | nothing: `host::LaunchKernel` checks the launch |
-| `host-assert` | bare `assert(...)` and `TORCH_CHECK(...)` in host functions | `CHECK_HOST(cond) << "message"` (`RuntimeCheck(cond, "message", ...)` in trees without it) |
-| `runtime-check` | `host::RuntimeCheck(cond, ...)` | `CHECK_HOST(cond) << ...`: `RuntimeCheck` evaluates its message arguments even when the check passes |
-| `runtime-device-check` | `host::RuntimeDeviceCheck(expr)` | `CHECK_CUDA(expr) << "context"`: it takes a context message and builds its error only on failure |
+| `host-assert` | `assert(...)` and `TORCH_CHECK(...)` in host functions | `CHECK_HOST(cond) << "message"` (or `RuntimeCheck`) |
+| `runtime-check` | `host::RuntimeCheck(cond, ...)` | `CHECK_HOST(cond) << ...` (builds its message only on failure) |
+| `runtime-device-check` | `host::RuntimeDeviceCheck(expr)` | `CHECK_CUDA(expr) << "context"` |
 | `raw-malloc` | `cudaMalloc(...)`, `cudaMallocAsync(...)` in host code | `host::alloc_workspace_tensor(nbytes, device)` |
 | `plain-device` | `__device__` (or `__host__ __device__`) on a function without `__forceinline__` | `SGL_DEVICE` (`SGL_DEVICE_HOST`) |
-| `math-intrinsic` | a CUDA intrinsic behind a `device::math::` function (`__habs2`, `__hmax`, `__hmin2`, ...) | `device::math::abs/max/min/...` |
+| `math-intrinsic` | an intrinsic behind a `device::math::` function (`__habs2`, `__hmax`, ...) | `device::math::abs/max/min/...` |
 | `type-spelling` | `__half`, `__half2`, `__nv_bfloat16`, `__nv_bfloat162` inside `namespace sglang` | `fp16_t`, `fp16x2_t`, `bf16_t`, `bf16x2_t` |
 
-**Only what the checked tree defines is suggested.** SGLang's JIT headers grew over releases
-(the 0.5.15 wheel has no `SGL_DEVICE_HOST`, no `warp::reduce_min`, no `CHECK_HOST`, and its
-`reduce_max` takes `float` only). The rule reads the `include/sgl_kernel/` headers of the tree
-the file is in (the nearest directory above it with an `include/sgl_kernel/utils.h`, once per
-tree and run) and reports an entry only where they define its
-abstraction: `__host__ __device__ __forceinline__` only where `SGL_DEVICE_HOST` is defined, a
-max (min) butterfly only where `reduce_max` (`reduce_min`) exists and its element trait takes
-the shuffled variable's declared type (`uint32_t` and `__nv_bfloat162` in newer trees, `float`
-in all), `CHECK_HOST` in the message only where it is defined. The later entries are read from
-the same headers: `runtime-check` only where `CHECK_HOST` is defined, `runtime-device-check`
-only where `CHECK_CUDA` is, `raw-malloc` only where `alloc_workspace_tensor` is; a
-`math-intrinsic` is an intrinsic that the headers' element traits register for a function
-(`SGL_REGISTER_UNARY_FUNCTION(abs, __habs2)`) which `math.cuh` dispatches through the trait (an
-intrinsic behind no such function, such as `__hadd2` or the approximate `__expf`, is not
-reported); `type-spelling` only for the spellings `utils.cuh` aliases (`using bf16_t =
-__nv_bfloat16;`), and only inside `namespace sglang`, where the alias is in scope unqualified. A file whose tree cannot be
-found (checked outside its tree) gets only what every SGLang JIT tree defines: `SGL_DEVICE`,
-`reduce_sum`, `reduce_max` of `float`, the PDL helpers, `AlignedVector`, `LaunchKernel`,
-`RuntimeCheck`. The cache key of a file's findings follows its tree's headers.
+Only what the checked tree defines is suggested: kernlint reads the `include/sgl_kernel/`
+headers of the file's tree (the nearest directory above it with `include/sgl_kernel/utils.h`)
+and reports an entry only where its abstraction exists there (older releases lack
+`SGL_DEVICE_HOST`, `warp::reduce_min`, `CHECK_HOST`). Outside a tree, only what every tree
+defines is suggested. `type-spelling` needs a file that includes an `sgl_kernel/` header.
+Verbatim copies, generated files and torch extensions are not JIT sources (see the
+`jit-exempt-markers` setting).
 
-Only shuffles that combine a variable with its own shuffled value are reported: a butterfly that
-carries an index along with a value (an arg-max) or shuffles a different variable is not a plain
-reduction and stays silent; so does a reduction no tree has (`v |= __shfl_xor_sync(...)`). A
-vector cast of an address of a local (`reinterpret_cast<int4*>(&frag)`,
-`&frag[k]`) or of a local array (`reinterpret_cast<const uint4*>(regs)`, `regs + 4`, with
-`T regs[8]` declared in the function) is type punning of registers, not a memory access, and is not
-reported; the address of an element of a pointer or a `__shared__` array (`&cp[idx]`) is. A
-vector cast whose pointer reaches an access `AlignedVector` cannot express is not reported
-either: an argument of a cache-operator intrinsic (`__ldg`, `__ldcs`, `__ldcg`, `__stcg`,
-`__stcs`, ...), of a helper around hinted PTX loads and stores (`load_nc`/`store_nc`, `ld_*`,
-`st_*`, `*Ptx*`), of an async copy or TMA (`cp_async*`, `*bulk*`, `*tma*`, `ptx::*`), directly or
-through the locals it initializes (`const uint4* stage = reinterpret_cast<...>(...)` then
-`ptx::bulk_s2g(..., stage, ...)`; `src = kLoad ? host : device` then `load_nc(src + v)`). Casts in
-host code (setting up a pointer for a kernel's params) are not reported. `assert` in
-`__device__`/`__global__` code is fine (it is the device assert) and so is `static_assert`.
-Comments and string literals never match.
+Not reported, by design:
+- shuffles that do not combine a variable with its own shuffled value (arg-max butterflies);
+- vector casts of locals or local arrays (register punning), casts in host code, and casts fed
+  to `__ldg`, cache-operator intrinsics, hinted load/store helpers, async copies or TMA;
+- `assert` in device code, `static_assert`, comments and strings;
+- checks in functions taking a `DebugInfo` parameter; `__noinline__` functions and heads with a
+  capitalised macro word; allocations shared with other processes (`cudaIpc*`, `cuMem*`);
+  intrinsics with NaN mentioned on their line or the eight above, or with a shuffle argument;
+- `include/sgl_kernel/**` itself, and files whose leading comment says the code comes from
+  another project's C/C++/CUDA sources ("Adapted from <URL>", "Forked from", "vendored from"),
+  with the files they include from their own directory.
 
-Never fires inside the abstractions' own implementation (`include/sgl_kernel/**`), where these
-raw primitives belong, nor in a file whose leading comment says its code comes from another
-project's C/C++/CUDA sources: "Adapted from <URL of a .cu/.h file or of a repository>",
-"Forked from X's `kernel` (file.cu)", "Kernel body vendored from ... (kernel.cu)", "adapted from
-aiter's coop_topk.cuh". Such files keep the upstream spellings so that they can be compared with
-and re-synced to upstream. Code adapted from a Python source, from SGLang's own sgl-kernel, or
-"inspired by" a project is SGLang's own and is checked. A file that such a file includes from
-its own directory by name (`#include "dequant.h"` in Marlin's `marlin_template.h`) is part of
-the vendored code too, marker or not. (Files that are verbatim copies, generated
-or torch extensions are not JIT sources at all: see `jit-exempt-markers`.)
+Not reported (known misses): `cudaGetLastError()` after a launch made by a called helper;
+`__fadd_rn` sums; 64-bit `uint2`/`float2` casts.
 
-The rule is in preview. Reviewed precision on real code (findings reviewed with the code
-open): SGLang snapshot 98.0% (100 of 102), sglang 0.5.23 97.8% (131 of 134), sglang 0.5.15
-91.2% (62 of 68). The false positives are code copied from another project without a marker in
-the file: the sparse-MLA `helpers.h` and `config.h` hold FlashMLA's helpers (`get_AorC_row_idx`,
-`createpolicy_*`, `gemm_ss`, `ku::ceil_div`) under an SGLang license header, and the fast
-Hadamard transform's JIT glue sits in a file with its upstream author's header only; nothing in
-those files tells them from SGLang's own code, and in the small 0.5.15 tree they are a tenth of
-the findings. A "Taken from FlashMLA" line in such a file, or a per-file ignore, silences them.
-
-Checks that pass on their caller's source location (a function with a `DebugInfo` parameter)
-stay `RuntimeCheck`/`RuntimeDeviceCheck`: the macros report their own line. `type-spelling`
-needs a file that includes an `sgl_kernel/` header (the aliases come with them).
-`math-intrinsic` leaves alone a call with NaN spoken of on its line or the eight lines above
-(a comment, a `__hmin2_nan` beside it): the intrinsic's NaN behaviour is chosen, and
-`device::math::` promises none. `plain-device` leaves alone a function marked `__noinline__` (kept out of line on purpose) and a
-head holding a macro word in capitals (`__device__ MY_INLINE float f(...)`: the macro may say
-how to inline); `raw-malloc` leaves alone a function that also shares the memory with other
-processes or devices (`cudaIpc*`, `cuMem*`, `cuMulticast*`, `cudaHostRegister`), which a
-workspace tensor cannot give. `math-intrinsic` skips an intrinsic whose arguments hold a shuffle
-(the warp-reduction entry reports it).
-
-Not reported (known misses): `cudaGetLastError()` after a launch made by a called helper
-(`enqueue_cell<>(...)`); full-warp sums written with `__fadd_rn` (kept for round-to-nearest
-bit-exactness); 64-bit `uint2`/`float2` casts, which the table does not cover; casts fed to `__ldg` (the read-only path is a cache choice
-`AlignedVector` does not make).
+The rule is in preview. Known false positives: code copied from another project without a
+marker in the file; a "Taken from ..." line or a per-file ignore silences them.
 
 ## Why is this bad?
 The project abstractions encode decisions reviewers otherwise re-check by hand: `SGL_DEVICE` is

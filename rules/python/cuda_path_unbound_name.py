@@ -1,59 +1,33 @@
 """Reports names bound only on ROCm/aiter branches but used on the CUDA path.
 
 ## What it does
-For each scope (module or function), finds names whose every binding -- import, assignment,
-`def`, `class`, `for` target, `with ... as` -- sits in a branch that cannot run on CUDA:
-`if _use_aiter:`, `if _is_hip:`, `elif _use_aiter_gfx95:`, `else:` of `if _is_cuda:`, code
-after `if not _use_aiter: return`, and so on.
-Then reports each use of such a name that the CUDA path can reach: a use that is not itself
-inside a matching guard. A binding on the CUDA side -- an `else:`, an earlier unconditional
-binding, `if not _use_aiter:` -- makes the name safe.
+For each scope (module or function), finds names whose every binding (import, assignment,
+`def`, `class`, `for` target, `with ... as`) sits in a branch that cannot run on CUDA:
+`if _use_aiter:`, `if _is_hip:`, `else:` of `if _is_cuda:`, code after
+`if not _use_aiter: return`, and so on. Then reports each use of such a name that the CUDA path
+can reach. A binding on the CUDA side (an `else:`, an earlier unconditional binding) makes the
+name safe.
 
-A use is not on the CUDA path when:
-* a condition around it, or an early exit before it, is false on CUDA. Conditions are
-  evaluated with `and`/`or`/`not` and polarity: the guard model's platform checks; HIP-only
-  predicates (`mxfp_supported()`); names whose every binding is assigned such a condition
-  (`_is_shuffle_moe_mxfp4 = is_gfx95_supported()`, a local `is_shuffled = ...`,
-  `ok = x and self._can_use_rocm_y()`; `use_triton = not _use_aiter` is true on CUDA); calls
-  to a function or `self.` method of the module whose every `return` is false on CUDA; and
-  any other leaf whose words name aiter, HIP, ROCm, AMD, a gfx/MI3xx target, MoRI, NPU, Ascend
-  or XPU (`self.use_aiter_moe`, `getattr(layer, "use_aiter_asm_fp4_gemm", False)`), taken to be
-  false on CUDA (`!=`, `not in` and `is None` comparisons of such a name: true). So after
-  `if getattr(layer, "use_aiter_asm_fp4_gemm", False): return`, the code that follows IS the
-  CUDA path. Words are whole words of identifiers: `input` does not name NPU;
-* a condition stays unknown but its text names a platform (`if envs.SGLANG_USE_AITER_X.get():`,
-  whose default may be true on CUDA: both branches are taken as platform code), or an early
-  `raise` under an unknown condition says the code after it requires a platform
-  ("requires an owned AITER runner");
-* it sits in a function or class named for a platform (`forward_aiter`, `AiterMoeRunner`), or
-  whose docstring says it runs only there ("Only used with the aiter (ROCm) backend", "ROCm/HIP
-  only"), or in a module named for one (`aiter_backend.py`, `forward_mla_rocm.py`, anything
-  under an `amd/`, `rocm/` or `hip/` package);
-* it sits in a private helper (`_name`, a module function or a method) whose every reference in
-  the module is itself off the CUDA path -- or that nothing in the module references (a call by
-  name from a string, `getattr(self, "_helper")`, counts as a reference); a function nested
-  in one is judged with it;
-* it sits in a method (not `__init__`, static or class methods) of a class whose `__init__`
-  raises on CUDA at its top level (`if not _is_hip: raise ...`, `assert is_gfx95_supported()`),
-  unless a class of the module derives from it;
-* the scope holds `from x import *`, the name is declared `global`/`nonlocal`, the use is
-  inside a `try:` catching `NameError` (or broader), or it is an annotation.
+A use is not on the CUDA path, and is not reported, when:
+- a condition around it, or an early exit before it, is false on CUDA: platform checks, HIP-only
+  predicates (`mxfp_supported()`), names assigned such a condition, module functions whose every
+  `return` is false on CUDA, and names whose words say aiter, HIP, ROCm, AMD, gfx/MI3xx, MoRI,
+  NPU, Ascend or XPU (`self.use_aiter_moe`);
+- a condition is unknown but names a platform (`if envs.SGLANG_USE_AITER_X.get():`), or an
+  earlier `raise` says the code requires a platform;
+- it sits in a function, class or module named for a platform (`forward_aiter`,
+  `AiterMoeRunner`, `aiter_backend.py`, an `amd/`, `rocm/` or `hip/` package), or one whose
+  docstring says it runs only there ("ROCm/HIP only");
+- it sits in a private helper whose every reference in the module is off the CUDA path, or that
+  nothing references;
+- it sits in a method of a class whose `__init__` raises on CUDA (`if not _is_hip: raise`);
+- the scope holds `from x import *`, the name is `global`/`nonlocal`, the use is inside a `try:`
+  catching `NameError`, or it is an annotation.
 
-## Precision
-Preview (below the 95% a stable rule needs). Reviewed precision on real code (findings
-reviewed with the code open): SGLang main snapshot 72.7% (8 of 11 findings true),
-sglang 0.5.15 88.9% (8 of 9), sglang 0.5.23 22.2% on its labelled findings (2 of 9), 46%
-(6 of 13) counting the 4 findings in `quark_w4a4_mxfp4.py` `apply_weights` that the review
-listed as misses. The false positives left are guards that live in data, not in conditions:
-* online-quantization weight loaders (`quark_w4a4_mxfp4.py` `get_online_*_weight_loader`)
-  reachable only for a checkpoint configuration whose constructor raises on CUDA; the
-  constructor's check is conditional (`if not self.is_checkpoint_mxfp4_serialized: if not
-  is_gfx95_supported(): raise`), so the class itself is constructible;
-* a use under `x is not None` where `x` is produced only by an aiter code path (`topk.py`
-  `router_logits_partials`);
-* a public helper called only from aiter-only functions of its module (`fp8_utils.py`
-  `quant_fp8_e8m0_128`): public names may be called from other modules, so their in-module
-  callers do not decide.
+The rule is in preview. Known false positives are guards that live in data, not conditions:
+loaders reachable only for a configuration whose constructor raises on CUDA under a nested
+check; uses under `x is not None` where only an aiter path produces `x`; public helpers called
+only from aiter-only functions of their module.
 
 ## Why is this bad?
 SGLang runs the same Python on CUDA and ROCm. A name that only exists when `_use_aiter` is true

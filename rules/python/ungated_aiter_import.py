@@ -5,89 +5,46 @@ select aiter.
 Looks at `import aiter...`, `from aiter... import ...`, `importlib.import_module("aiter...")`
 and `__import__("aiter...")`, and asks: can this import run on a machine where aiter is not
 enabled (CUDA, or ROCm with `SGLANG_USE_AITER` off or aiter not installed), on a path that
-did not choose aiter? `aiter-import-policy` (in `kernlint.toml` or `[tool.kernlint]`) picks how
-that is answered.
+did not choose aiter? The `aiter-import-policy` setting picks how that is answered.
 
 ### `reachable` (the default)
-Conditions are evaluated on two machines, CUDA and ROCm without aiter. An import is reported
-when at least one of them reaches it:
-
-* Aiter gates (`_use_aiter`, `_use_aiter_*`, `USE_AITER*`, names derived from them or from
-  `SGLANG_USE_AITER`) are false there. So is a condition that names aiter: the aiter path was
-  chosen (SGLang's MoE-runner `get_moe_runner_backend().is_aiter()` branch in `fp8.py`, a
-  `backend == "aiter_sparse"` decode branch, weights flagged `aiter_bpreshuffled`).
-* A `try:` whose handler catches ImportError or a superclass (`except Exception:`,
-  `BaseException`, a bare `except:`) is a guard: SGLang's mHC and VAE helpers import aiter in
-  `try:` ... `except Exception: log and fall back`.
-* Environment switches take their declared default: `get_bool_env_var("X")` is off unless its
-  `default` says otherwise, `envs.X.get()` has the default of `X = EnvBool(...)` in the package
-  the file imports `envs` from. A switch that is off by default is an explicit choice, so what
-  it guards is not reported (`elif envs.SGLANG_OPT_USE_AITER_INDEXER.get():` in the DSV4
-  indexer, the HIP int4-weight path behind `SGLANG_INT4_WEIGHT`, grouped with `_use_aiter` in
-  `if _use_aiter or _use_hip_int4:`). A switch that is on by default holds, and so does its
-  negation (turning it off selects nothing): `if _is_hip and
-  envs.SGLANG_OPT_USE_AITER_MHC_PRE.get():` in DeepSeek-V4's `hc_pre` is reported, that switch
-  is on by default and does not read `SGLANG_USE_AITER`. Where the default is not known (the
-  package declaring it is not in the run) a path open only if the switch is on stays silent.
-* An availability probe is false: a name bound by an aiter import inside such a `try:`, or
-  a value a function returns when aiter imports (`cu_count > 0` where the helper returns 0 on
-  ImportError, as in the gfx95 MXFP8 GEMM).
-* `_is_hip`/`is_hip()`/`_is_rocm` hold on ROCm only, `_is_cuda` on CUDA only, `_is_npu` and
-  the other platforms on neither, `gfx` architecture checks are false on CUDA, `TYPE_CHECKING`
-  is false, `@unittest.skipIf(not _use_aiter, ...)` applies to the test class it decorates.
-  Other conditions (`if self.use_fused_clamp_act_mul:`, shape checks) may hold.
+Conditions are evaluated on two machines, CUDA and ROCm without aiter; an import is reported
+when either reaches it. On both, aiter gates (`_use_aiter`, `USE_AITER*`, names derived from
+`SGLANG_USE_AITER`) and conditions naming aiter are false; `_is_hip` holds on ROCm only,
+`_is_cuda` on CUDA only; `TYPE_CHECKING` is false; environment switches take their declared
+default (`get_bool_env_var("X")` is off unless its `default` says otherwise, `envs.X.get()`
+the default of `X = EnvBool(...)`); availability probes (a name bound by an aiter import in a
+`try:`) are false. A `try:` catching ImportError or a superclass is a guard.
 
 Where the import sits then decides:
+- module level in a package: reported when the module is loaded on such a path. kernlint reads
+  the package on disk: a module imported only under guards, or only by aiter-only modules, is
+  aiter-only; a module nothing imports is loaded anyway unless its name says aiter. The
+  finding names the importer;
+- module level in a script (outside any package): reported, unless the file is a test
+  registered for AMD CI only;
+- in a function: reported when the function itself chooses the path (its own `if`, `else`,
+  early exit or conditional expression).
 
-* Module level, in a module of a package: reported when the module is loaded on such a path.
-  The imports of the module are found in its whole package on disk (whatever subset of files
-  is checked): it is aiter-only when every import of it is guarded (as above) or sits in an
-  aiter-only module (`rocm_linear_utils.py` and `rocm_mxfp4_utils.py`, imported only under
-  `if _use_aiter:`/`if _use_aiter_gfx95:`; the in-tree FlyDSL kernel packages and
-  `unified_attention_3d_mtp.py`, imported only inside `try:`/`except ImportError`). A module
-  nothing in the package imports (a model loaded by the registry, an entry point) is loaded
-  anyway, unless its name says aiter (the multimodal `backends/aiter.py`, loaded by a
-  class-path string when that backend is chosen). The finding names the importer: the Quark
-  MXFP4 schemes import aiter under `if _is_hip:` and `quantization/__init__` imports them at
-  start-up, so every ROCm machine without aiter fails to start; `all_reduce_mhc_hip.py`
-  imports aiter unguarded and DeepSeek-V4's fused mHC module imports it under `if _is_hip:`.
-* In a script (a file outside any package: benchmarks, tests, tools) running the file is the
-  path: module-level imports are reported unless the file is a test registered for AMD CI
-  only (`register_amd_ci(...)` and no other `register_*_ci(...)`).
-* In a function: reported when the function itself chooses the path to it (an `if`, `elif`,
-  `else`, early exit or `a if c else b` of its own; lazy-initialization and probe tests aside):
-  the DSA indexer's `if _is_hip:` branch to aiter's `fp8_mqa_logits`. Not reported: a wrapper
-  with no condition of its own (`aiter_paged_mqa_logits`, the FP4-indexer adapters, an
-  aiter-tuning step): its caller chooses, which the analysis cannot see; a function, a class
-  around it or a package module named for aiter (`forward_aiter`, `AiterRunnerCore`,
-  `moe_runner/aiter.py`); a function that already imports aiter, or an aiter-named module,
-  unconditionally before (a Quark MoE `apply_weights` that starts by importing the AITER
-  runner's types); any function of an aiter-only module.
-
-Known misses (deliberate): an unconditioned function-local import in a helper that non-aiter
-code calls (SGLang 0.5.23's Triton paged-decode `_cu_count()` asks aiter for the CU count); a
-module imported only by name (`importlib.import_module`, class-path strings) counts as nothing
-imports it; a chain of more than 6 unguarded imports counts as reachable; `self.x` flags are
-not followed to their assignment (a condition on them may hold, on both machines).
+Not reported, by design:
+- a wrapper with no condition of its own (its caller chooses);
+- functions, classes or modules named for aiter (`forward_aiter`, `moe_runner/aiter.py`);
+- a function that already imports aiter unconditionally before;
+- a module imported only by name (`importlib.import_module`, class-path strings);
+- a chain of more than 6 unguarded imports;
+- conditions on `self.x` flags (not followed to their assignment).
 
 ### `lexical`
-`aiter-import-policy = "lexical"` reports every import that does not sit lexically inside a
-branch that runs only when the aiter flag is true, at module or function level: `if
-_use_aiter:`, `if _use_aiter and X:`, `elif _use_aiter:`, the `else:` of `if not _use_aiter:`,
-nested ifs, `_use_aiter and f()`, the code after `if not _use_aiter: return`, derived gates, or
-a `try:` catching ImportError (or a superclass). This is the guide's letter: on SGLang it also
-reports aiter-only backends, wrappers and AMD-only tests (precision 24% to 45% on the reviewed
-SGLang corpora, against 100% for `reachable`).
+Reports every import not lexically inside a branch that runs only when an aiter flag is true
+(`if _use_aiter:`, the `else:` of `if not _use_aiter:`, code after
+`if not _use_aiter: return`, derived gates) or a `try:` catching ImportError. This is the
+guide's letter; measured on real code, it also reports aiter-only backends, wrappers and
+AMD-only tests, with far lower precision than `reachable`.
 
 ### `import-time`
-`aiter-import-policy = "import-time"` reports only imports that execute when a module is
-imported on a CUDA machine (`_is_hip` false, `SGLANG_USE_AITER` unset): module-level aiter
-imports in a package `__init__.py`, and every module-level import (on the CUDA path) of a
-module of the checked tree that itself imports aiter at import time, directly or through such
-imports; the finding sits on the unguarded import that pulls it in (the FlyDSL package
-`__init__` files of 0.5.23). It does not look at ROCm without aiter: the Quark schemes'
-`if _is_hip:` imports are not reported. Conditions it cannot decide on CUDA count as "may not
-run".
+Reports only imports that execute when a module is imported on a CUDA machine: module-level
+aiter imports in a package `__init__.py`, and module-level imports of modules of the checked
+tree that import aiter at import time. It does not look at ROCm without aiter.
 
 ## Why is this bad?
 On CUDA machines aiter is not installed: an unguarded import breaks every CUDA user of the

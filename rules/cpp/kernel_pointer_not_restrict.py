@@ -2,80 +2,31 @@
 
 ## What it does
 Reports each pointer parameter of a `__global__` function definition (template kernels and
-kernels declared through attribute macros such as `CUTLASS_GLOBAL` or a file-local
-`#define MY_KERNEL __global__ ...` included) whose outermost pointer is not qualified with
-`__restrict__` (or `__restrict`). The finding sits on the parameter itself, also in multi-line
-signatures.
+kernels declared through attribute macros such as `CUTLASS_GLOBAL` included) whose outermost
+pointer is not qualified with `__restrict__` (or `__restrict`). Pointers to pointers are
+reported on the parameter's own pointer; a pointer to an array (`T (*p)[4]`) is reported.
 
-Out of scope, by decision: pointer members of a by-value parameter struct (SGLang passes
-`const Params __grid_constant__ params`). The CUDA Programming Guide documents `__restrict__`
-for function parameters; what the compiler does with a qualifier on a struct member is not
-documented, so a finding there could not promise the benefit the rule's rationale claims.
-On the SGLang 0.5.23 JIT tree the 149 params structs passed to kernels have 890 pointer
-members, 680 of them already `__restrict__` and 210 not (32 files): reporting them would more
-than double the rule's findings with advice of unproven value. Pointers to
-pointers are reported on the parameter's own pointer (`T** __restrict__ p`); function pointers,
-references and array parameters (`T* p[4]`, `T p[]`) are not reported; a pointer to an array
-(`T (*p)[4]`) is. Kernels inside regions the parser could not understand are skipped.
+Not reported, by design:
+- pointer members of a by-value parameter struct (`__restrict__` on members is not documented
+  by CUDA; measured on real code, reporting them would more than double the findings);
+- function pointers, references and array parameters (`T* p[4]`, `T p[]`);
+- a pointer the file shows aliased with another parameter: a launch in the file passes the
+  same argument to both, a comment in the parameter list says so ("aliases `in`", "in place"),
+  or a by-value struct parameter holds pointers to the same type;
+- a pointer to `volatile` data (a polled flag);
+- a scalar slot: a pointer used only for a null test or one or two accesses to one element the
+  whole block shares, beside a `volatile` flag, or written once and read at most once;
+- a pointer the kernel does not use, or never dereferences (comparisons, inline asm operands,
+  pointer arithmetic stored as a value, TMA-descriptor addresses, memory-ordering accessors,
+  cache-hinted loads and stores such as `__ldg` and `__stcs`); a local pointer initialized
+  from the parameter is judged the same way;
+- the kernel's only pointer, when every other parameter is a scalar or a struct of scalars;
+- kernels inside regions the parser could not understand.
 
-Not reported either, where `__restrict__` would be a false promise or could change nothing:
-
-* a pointer the file shows **aliased** with another parameter: a launch in the file passes the
-  same argument to both (`k<<<g, b>>>(state, slots, state)`, also `hipLaunchKernelGGL`,
-  `LaunchKernel(...)(k, ...)` and `cudaLaunchKernelEx`); a comment in the parameter list says so
-  ("may be `out` itself", "aliases `in`", "in place" naming another parameter); or another
-  by-value parameter is a struct of the file holding pointers to the same struct type
-  (`Signal* self_sg` next to `RankSignals sg` with `Signal* signals[8]`), or a struct from
-  another header whose name holds the pointee type's name (`aiter::Signal* local_signals`
-  next to `aiter::RankSignals signals`: a collection of such pointers the file cannot see);
-* a pointer to **`volatile`** data (`volatile int* flag`, a cross-GPU or host-polled flag):
-  every access through it is a volatile access the compiler may not cache, merge or reorder,
-  with `__restrict__` or without (a volatile pointer variable, `int* volatile p`, is reported);
-* a **scalar slot**: a pointer whose every use is a null test or an access to one element
-  the whole block shares (`*p`, `p[0]`, `p[blockIdx.x]`), at most two accesses, either in a
-  kernel that also takes a pointer to `volatile` data (the target a spin-wait kernel waits
-  for, a timeout flag, a sequence counter) or, for a pointer to non-const data, written once
-  and read at most once (`if (tid == 0) *scale_out = s;`, a per-block counter loaded at entry
-  and stored at exit): one load or one store of a scalar is all there is, and `__restrict__`
-  cannot change it (a `const` slot read once is reported: `const T* __restrict__` lets that
-  load take the read-only path);
-* a pointer the kernel does not use at all;
-* the kernel's **only pointer**, when every other parameter is a scalar (a builtin or
-  fixed-width type, the pointee type, a struct or struct template of the file whose members
-  are scalars or arrays of them, such as `InputArray<N>` holding `int values[N]`): nothing for
-  it to alias (`fill_kernel(float* out, float value, size_t n)`);
-* a pointer **never dereferenced** by C++ code in the kernel: its uses are only comparisons,
-  inline asm operands (a TMA descriptor), pointer arithmetic stored into memory as a value
-  (`offsets[i] = base + k`, an argument-setup kernel), casts to an integer or to a `volatile`
-  pointer, the global-address argument of a TMA-descriptor setter that stores the address as
-  an integer (`cudaSetTmaTileDescriptor`, `cudaSetTmaIm2ColDescriptor`,
-  `cuTensorMapEncodeTiled`, `cuTensorMapEncodeIm2col`, `cuTensorMapEncodeIm2colWide`,
-  `cuTensorMapReplaceAddress`; the descriptor argument is written, so it counts as a
-  dereference), arguments of memory-ordering accessors (a callee named `*volatile*`,
-  `*acquire*` or `*release*`: cross-GPU flags) and the address (`p`, `p + i`, `&p[i]`) of a
-  cache-hinted load or store (`__ldg`, `__ldca`, `__ldcg`, `__ldcs`, `__ldlu`, `__ldcv`,
-  `__stcg`, `__stcs`, `__stwb`, `__stwt`: inline asm in CUDA's headers), accesses the compiler
-  may not optimize anyway.
-  A local pointer initialized from the parameter (`T* q = (T*)p + off;`) carries it on: its
-  uses are judged the same way.
-
-## Known limitations
-Findings the file alone cannot tell are false, accepted as known false positives:
-
-* a pointer aliased through a struct defined in an **included header** whose name does not
-  give it away (a by-value `Params` whose pointer members reach the same buffers as a pointer
-  parameter: the file shows neither the members nor the aliasing);
-* a kernel called **in place** only by callers outside the file (a Python binding passing the
-  same tensor as input and output), with no launch or comment in the file saying so;
-* a pointer **touched once** at an element each thread picks (`p[tid] = v;` in a
-  single-thread launch, or a read after which nothing is stored): `__restrict__` could change
-  nothing there, but that cannot be told apart from the ordinary one-element-per-thread
-  kernel, where it does matter;
-* a pointer only handed to a callee the file cannot see into (a template parameter's
-  `Kernel::run(a, b, ...)`) that uses it only as an address (an AMD buffer resource).
-
-Misses accepted the other way: in a kernel with a `volatile` flag, a pointer read once as
-`*p` in every thread (`auto dp = *rank_data;`) is taken for a scalar slot and not reported.
+Known false positives (the file alone cannot tell): aliasing through a struct from an included
+header; a kernel called in place only by callers outside the file; a pointer touched once at
+an element each thread picks; a pointer handed only to a callee the file cannot see into.
+Known miss: in a kernel with a `volatile` flag, a pointer read once as `*p` in every thread.
 
 ## Why is this bad?
 Without `__restrict__` the compiler must assume that every pointer may alias every other, so
@@ -109,14 +60,9 @@ pointer reaches the same memory during the kernel. A kernel that is deliberately
 in place (the same buffer as input and output) must not get it; suppress the finding there
 with `// kernlint: ignore[kernel-pointer-not-restrict]` and a comment saying why.
 
-`__restrict__` qualifies the parameter itself (a top-level qualifier), so forward declarations,
-explicit instantiations and function-pointer types need not change with it (nvcc accepts the
-mismatch). It does change what binds to the parameter: the finding is reported without a fix
-where the body takes its address (`&p` is a `float* __restrict__*`, which a `float**` parameter
-does not accept), binds it to an explicitly typed reference (`float*& r = p;`, `float* const&`),
-or passes it to a function of this file whose parameter there is a reference (`float*& p`).
-A callee declared in another header is taken to receive the pointer by value.
-kernlint's own tests apply every fix to a set of kernels and compile them with nvcc.
+Forward declarations and explicit instantiations need not change with it (nvcc accepts the
+mismatch). No fix is offered where the body takes the parameter's address, binds it to an
+explicitly typed reference, or passes it to a function of this file taking a reference.
 """
 
 from __future__ import annotations

@@ -2,34 +2,20 @@
 
 ## What it does
 For each pointer parameter of a `__global__` function definition whose pointee is not `const`
-(`T* p`, `T* __restrict__ p`), reads the kernel body and reports the parameter when nothing in
-the body can write through it. "Written" includes:
+(`T* p`, `T* __restrict__ p`), reports the parameter when nothing in the kernel body can write
+through it, or when the body never uses it (a reserved output slot: suppress the finding with a
+comment saying so). "Written" includes assignment, compound assignment, `++`/`--` through
+`p[i]`, `*p`, `p->f`; atomics; the project's stores (`AlignedVector::store`,
+`device::store_as`, `__stcs`, `memcpy`-style writers); inline asm operands; and passing `p` to
+a callee whose parameter is a non-const pointer. Loads (`.load(p, ...)`, `load_as`, `__ldg`)
+and passing `p` to a same-file function taking `const T*` are reads; simple local aliases
+(`T* q = p + k;`) are followed.
 
-* assignment and compound assignment through `p[i]`, `*p`, `*(p + i)`, `p->f` (and fields or
-  sub-elements of those), `++`/`--` on them;
-* atomics (`atomicAdd`, `atomicMax`, `atomicCAS`, ..., `device::atomic::*`) on `p` or `&p[i]`;
-* the project's stores: `AlignedVector::store(p, ...)`, `tile::Memory::store(p, ...)`,
-  `device::store_as(p, ...)`, and `__stcs`/`__stcg`/`memcpy`-style writers;
-* passing `p` (or `p + k`, or a cast of it to a non-const pointer) to a callee whose matching
-  parameter is a non-const pointer;
-* inline asm that takes it as an operand.
-
-A pointer parameter the body never uses is reported too: nothing writes through it. When it
-is a reserved output slot (an argument kept for a later version of the kernel), suppress the
-finding with a comment saying so.
-
-Reads through the abstractions' loads (`.load(p, ...)`, `load_as<...>(p, ...)`, `__ldg`) are
-reads, and so is passing `p` to a function defined in the same file whose matching parameter
-is `const T*`. Simple local aliases (`auto row = p + offset;`, `T* q = p;`) are followed.
-
-When unsure, the rule stays silent: an unknown callee (a function from another header, a macro),
-an alias stored into another variable, a reference bound to an element, a method call on an
-element, a `return` of the pointer, a name shadowed in the body, or a body with parse errors
-all count as "maybe written". Pointers to pointers and void pointers used only through unknown
-callees are therefore rarely reported. With `--semantic`, libclang resolves callees declared in
-any included header: passing `p` to a parameter declared `const T*` is a read, to `T*` a write
-(a callee that is a template of the pointee type stays unknown, and so does one whose declaration
-libclang could not resolve, e.g. behind a header that was not found).
+Not reported, by design (when unsure the rule stays silent): pointers passed to an unknown
+callee (another header, a macro), stored into another variable, bound to a reference, returned,
+or used in a method call on an element; names shadowed in the body; bodies with parse errors;
+arrays of pointers (`float* p[4]`, `float**`). With `--semantic`, callees declared in included
+headers are resolved: a `const T*` parameter is a read, `T*` a write.
 
 ## Why is this bad?
 A `const T*` input documents the kernel's contract at the call site, lets the compiler use the
@@ -60,28 +46,12 @@ __global__ void add_kernel(float* __restrict__ out, const float* __restrict__ a,
 ## Fix safety
 The fix adds `const` to the pointee type and is unsafe: it changes the kernel's type, and a
 write the analysis could not see (through a macro, or in another file that declares the kernel)
-would stop compiling. It is offered only where the file is shown to keep compiling, and then it
-carries every edit that needs:
-
-* `const` in the target type of a `static_cast` or `reinterpret_cast` of the pointer to a
-  non-const pointer type (`reinterpret_cast<float4*>(p)` -> `reinterpret_cast<const float4*>(p)`,
-  which would otherwise cast const away), and in the type of a local pointer variable it
-  initializes (`float* row = p + k;` -> `const float* row = p + k;`), followed through their uses;
-* the same `const` on every other definition (preprocessor variants, each of which must be
-  read-only too), forward declaration and explicit instantiation of the kernel in the file
-  (`template __global__ void k<float>(float*, int);`).
-
-C-style casts and `const_cast` compile from a const operand and are left alone; `auto`
-variables deduce the new type. The finding is reported without a fix where that cannot be
-shown: the parameter's type is spelled through `decltype`, the pointer goes to a callee whose
-parameter is not `const T*` in this file, the kernel's name is used other than in calls,
-launches, arguments, casts and `auto` variables (an explicitly typed function pointer, a
-template argument, a macro that declares or instantiates it), an explicit specialization of
-the kernel writes through its parameter, or a method is called on an element. Operators
-applied to an element (`p[i] + x`) are taken to be built-in or const-correct. Arrays of
-pointers (`float* p[4]`, a `float**`) are not reported: `const float* p[4]` would not accept
-a `float**` argument. kernlint's own tests apply every fix to a set of kernels and compile
-them with nvcc.
+would stop compiling. It is offered only where the file is shown to keep compiling, and then
+also adds `const` to `static_cast`/`reinterpret_cast` targets and typed local pointers
+initialized from the parameter, and to every other definition, forward declaration and
+explicit instantiation of the kernel in the file. No fix is offered where the type is spelled
+through `decltype`, the kernel's name is used other than in calls, launches, arguments, casts
+and `auto` variables, or an explicit specialization writes through the parameter.
 """
 
 from __future__ import annotations

@@ -1,43 +1,30 @@
 """Reports a load of upstream data that a `__global__` kernel makes before its PDL wait.
 
 ## What it does
-In a `__global__` kernel that calls the wait of Programmatic Dependent Launch
+In a `__global__` kernel that calls the Programmatic Dependent Launch wait
 (`device::PDLWaitPrimary<...>()`, `cudaGridDependencySynchronize()`,
-`cutlass::arch::wait_on_dependent_grids()`, inline asm `griddepcontrol.wait`), reports a load
-from global memory through a pointer parameter of the kernel that comes before the wait, when
-that buffer is likely to be produced by the preceding kernel in the stream:
+`cutlass::arch::wait_on_dependent_grids()`, `griddepcontrol.wait` asm), reports a load through
+a pointer parameter that comes before the first wait, when the buffer is likely produced by the
+preceding kernel:
 
-* (a) another kernel defined in the same file writes through a pointer parameter of the same
-  name (the file's kernels pass the buffer from one to the next; kernels of other files and
-  the order in which the host code launches them are not looked at), or
-* (b) the parameter is named like an output: `out`, `output`, `dst`, or a name ending in
-  `_out`, `_output` or `_dst` (`attn_out`, `gemm_output`), unless the name also says it is a
-  weight, a scale, a bias or a table (`weight`, `scale`, `bias`, `table`, `cos`, `sin`, `freq`).
+- another kernel of the same file writes through a pointer parameter of the same name, or
+- the parameter is named like an output (`out`, `output`, `dst`, or ending in `_out`,
+  `_output`, `_dst`), unless the name also says weight, scale, bias, table, `cos`, `sin` or
+  `freq`.
 
-"Before the wait" is statement order: a statement that precedes the first wait in the kernel
-body (also inside earlier `if`, `for` and `{ ... }` blocks), the statements before it in
-every block that encloses it, and the conditions of the `if` and loop statements that enclose
-it. A load is a read of an element through the parameter: `p[i]`, `*p`, `*(p + i)`, `p->f`
-used as a value, `__ldg(p + i)`, `vec.load(p, i)`, `load_as<T>(p, i)`.
+"Before" is statement order (including earlier blocks and the conditions of enclosing `if`s
+and loops). A load is `p[i]`, `*p`, `p->f` used as a value, `__ldg(p + i)`, `vec.load(p, i)` or
+`load_as<T>(p, i)`. Each parameter is reported once per kernel, at its first load.
 
-Not reported (precision first: when unsure the rule stays silent):
-
-* loads through any other pointer parameter: weights, scales, lookup tables and other
-  buffers no kernel of the stream writes are exactly what should be loaded before the wait;
-* parameters the kernel itself writes, or may write (an in-place buffer; passed to a
-  function the analysis cannot see);
-* loads through a local alias (`const T* row = p + off;` then `row[i]`), through a pointer
-  passed to a `__device__` helper, and loads inside a helper the kernel calls before the wait;
-* loads inside a lambda defined before the wait (it may run after it), and in unevaluated
-  contexts (`sizeof(p[0])`, `decltype(p[0])`);
-* loads in another branch than the wait's: the `else` of the `if` that holds the wait, the
-  `#else` of its `#if`;
-* pointers inside a parameter struct (`params.input[i]`);
-* a kernel whose parameter name is redeclared in its body, kernels in regions the parser could
-  not understand, and `PDLWaitPrimary<false>()` (a no-op).
-
-Only the first wait of a kernel in document order is considered; a load is reported once per
-kernel and parameter, at its first occurrence.
+Not reported, by design (when unsure the rule stays silent):
+- loads through any other pointer parameter (weights, scales, tables: loading them early is
+  the point);
+- parameters the kernel writes, or may write;
+- loads through local aliases, in `__device__` helpers, in lambdas, in unevaluated contexts
+  (`sizeof`, `decltype`), or in another branch than the wait's;
+- pointers inside a parameter struct (`params.input[i]`);
+- kernels that redeclare the parameter name, kernels the parser could not understand, and
+  `PDLWaitPrimary<false>()`.
 
 ## Why is this bad?
 With PDL a kernel starts while the preceding kernel in the stream is still running. Only

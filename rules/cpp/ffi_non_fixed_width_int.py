@@ -2,36 +2,23 @@
 
 ## What it does
 Finds the functions that form the FFI boundary of a JIT module:
+- host functions with a `tvm::ffi::TensorView` parameter (however spelled) that are not called
+  from another function of the same file and take no stream (`cudaStream_t`, `hipStream_t`,
+  `CUstream`: a function taking one is a helper);
+- functions exported with `TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)`;
+- targets named in a Python `load_jit(..., cuda_wrappers=[...])` among the checked files.
 
-* host functions with a `tvm::ffi::TensorView` parameter (however spelled: `TensorView`,
-  `const tvm::ffi::TensorView&`, ...) that are not called from another function of the same
-  file (a helper the launcher calls with its tensors is not an entry point: on the SGLang tree
-  this left out `*_pre_compute` / `*_dispatch_dtype` helpers whose `int` parameters never
-  cross the boundary) and take no stream (`cudaStream_t`, `hipStream_t`, `CUstream`: the FFI
-  passes none, an entry point gets its stream from the environment, so such a function is a
-  helper even when its caller is in another file);
-* functions exported with a TVM FFI export macro (`TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)`);
-* targets named in a Python `load_jit(..., cuda_wrappers=[("name", "&Kernel<...>::run")])` when
-  that Python file is among the files being checked (e.g. `kernlint check python/`).
+In those it reports each by-value integer parameter, and the return type, spelled with a
+platform-width type (`int`, `unsigned`, `long`, `long long`, `short`, `ssize_t`, `ptrdiff_t`,
+...) and suggests the fixed-width type of the same width and signedness on LP64 (`int` ->
+`int32_t`, `long` -> `int64_t`).
 
-In those functions it reports each by-value integer parameter, and the return type, spelled
-with a platform-width type: `int`, `unsigned`, `long`, `long long`, `short`, `signed`,
-`ssize_t`, `ptrdiff_t`, `unsigned int`, ... The finding sits on the parameter (or on the
-return type) and suggests the fixed-width replacement with the same width and signedness on
-the LP64 platforms CUDA runs on (`int` -> `int32_t`, `long` -> `int64_t`, ...). `int32_t`,
-`int64_t`, `uint32_t`, `uint64_t`, `bool`, `char` and floating types are fine, and so are
-`size_t` / `std::size_t` (SGLang's guide lists `size_t` among the preferred types) and
-`intptr_t` / `uintptr_t` (pointer-width by definition: an address passed as an integer).
-
-Out of scope: kernels, device functions and host helpers without a `TensorView` parameter
-(local helpers may use whatever types they like), and pointer and reference parameters.
-Integer types hidden behind a typedef or alias (`using index_t = int;`, in the file or in a
-header) are invisible to the syntactic pass; with `--semantic`, libclang resolves them to
-their canonical type (`index_t` -> `int` is reported; `using wide_t = int64_t` is not, since
-the chain passes through a fixed-width name, and neither is one through `size_t`, `intptr_t` or
-`uintptr_t`). Those findings carry no automatic fix: the alias
-may be used elsewhere. A type libclang could not resolve (a header that was not found, whose
-names error recovery reads as `int`) is not judged; the run's semantic note counts those.
+Not reported, by design: fixed-width types, `bool`, `char`, floating types, `size_t` (the
+guide lists it among the preferred types), `intptr_t`/`uintptr_t` (an address as an integer);
+kernels, device functions and helpers without a `TensorView` parameter; pointer and reference
+parameters; functions returning a pointer or reference to an integer. Aliases (`using index_t
+= int;`) are only seen with `--semantic`, which resolves them to their canonical type (such
+findings have no fix; a type libclang could not resolve is not judged).
 
 ## Why is this bad?
 Values crossing the TVM FFI boundary are converted from Python integers. The width of `long`
@@ -63,18 +50,13 @@ The fix replaces the type with its fixed-width equivalent and is unsafe: it can 
 of the exported function (a different width on some platform), and callers in other files that
 rely on the old type (overloads, explicit template arguments) must be updated with it.
 
-Most replacements are the same type on LP64 (`long` and `int64_t` are both `long`,
-`unsigned long` and `uint64_t` both `unsigned long`), so declarations that keep the old
-spelling still match.
-`long long` and `unsigned long long` are not (`int64_t` is `long`): that fix changes the type in
-every declaration of the function in the file with as many parameters (forward declarations,
-the in-class declaration of an out-of-line member), and is not offered where one of them spells
-another type there (an overload on `long` would collide with the fixed one), or where the
-function's name is used other than in calls, arguments and `auto` variables (an explicitly
-typed function pointer). No fix is offered either where the fixed-width name may be undeclared:
-the file must include `<cstdint>`, `<stdint.h>`, `<cinttypes>`, a TVM FFI or `sgl_kernel`
-header, or already use the name. A function that returns a pointer or a reference to an
-integer is not reported. kernlint's own tests apply every fix to a set of kernels and compile them with nvcc.
+Most replacements are the same type on LP64 (`long` and `int64_t` are both `long`), so
+declarations that keep the old spelling still match. `long long` is not: that fix changes every
+declaration of the function in the file, and is not offered where one spells another type
+there, or where the function's name is used other than in calls, arguments and `auto`
+variables. No fix is offered where the fixed-width name may be undeclared (the file includes
+no `<cstdint>`, `<stdint.h>`, `<cinttypes>`, TVM FFI or `sgl_kernel` header and does not use
+the name).
 """
 
 from __future__ import annotations

@@ -1,43 +1,31 @@
 """Reports JIT code that is not inside `namespace sglang`.
 
 ## What it does
-In JIT sources (files under `jit-roots`), reports each namespace-scope item of code -- a
+In JIT sources (files under `jit-roots`), reports each namespace-scope item of code (a
 function or kernel definition, a template, a struct/class/union/enum, a variable, a type
-alias or typedef -- that is not enclosed, at any depth, in `namespace sglang`
-(`namespace sglang::x {` counts; anonymous and named namespaces inside it are fine). One
-finding per offending item, on its first line.
+alias or typedef) that is not enclosed, at any depth, in `namespace sglang`
+(`namespace sglang::x {` counts). One finding per item, on its first line; an out-of-line
+member definition (`const int Cls::kN = 4;`) is reported on its own line.
 
-Never reported: preprocessor lines, includes, comments, `using` declarations and directives,
-`static_assert`, macro invocations at namespace scope (FFI export macros such as
-`TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)` must stay global; a capitalized macro with a body,
-`REGISTER(x) { ... }`, is not a function), and items inside a top-level namespace of a
-third-party library that the code specializes or extends (`std`, `cute`, `cutlass`, `cub`,
-`thrust`, `tvm`, `at`, `c10`, `torch`): template specializations must live in the namespace of
-their primary template. Nor are items that must be global to do their job: items named like the
-CUDA runtime or driver API (`cuda*`, `CUDA*`, `cu[A-Z]*`, `CU[A-Z_]*`), e.g.
-`using cudaStream_t = hipStream_t;` in a ROCm shim; names starting with `__`, reserved for the
-implementation (a ROCm stand-in for the CUDA intrinsic `__dp4a`); and `extern "C"` items (a
-namespace does not change a C-linkage name).
+Not reported, by design:
+- preprocessor lines, includes, comments, `using` declarations and directives,
+  `static_assert`, macro invocations (FFI export macros must stay global);
+- items inside a third-party library's namespace the code specializes or extends (`std`,
+  `cute`, `cutlass`, `cub`, `thrust`, `tvm`, `at`, `c10`, `torch`);
+- items that must be global: names like the CUDA runtime or driver API (`cuda*`, `cu[A-Z]*`,
+  `CU[A-Z_]*`, e.g. a ROCm shim's `using cudaStream_t = hipStream_t;`), names starting with
+  `__`, and `extern "C"` items;
+- a namespace named by a macro the file does not `#define` (one it defines is judged by its
+  expansion);
+- namespace bodies the parser could not fully understand;
+- trees whose `include/sgl_kernel/utils.h` does not open `namespace sglang` (layouts older than
+  the convention): the run warns once, naming the header. A file checked without its tree is
+  checked;
+- files under the JIT roots that are not JIT sources (torch extensions, marked verbatim copies,
+  generated files).
 
-A namespace named by a macro (`namespace VSA_NAMESPACE {`) is judged by what the file's
-`#define` of it expands to (the message names both); one the file does not define is not judged
-(it may expand to `sglang`). An out-of-line member definition (`const int Cls::kN = 4;`) is
-reported on its own line: it must move together with its class.
-
-The convention must be in force in the checked tree: when the `include/sgl_kernel/utils.h`
-above the file (the tree's own JIT headers) does not open `namespace sglang` -- SGLang layouts
-older than the convention, such as the 0.5.15 wheel, define `host::` and `device::` at global
-scope -- the rule is silent on that tree, and the run says so once (a warning naming the
-header). A file checked without its tree (no such header above it) is checked. Files under the
-JIT roots that are not SGLang JIT code (torch extensions, marked verbatim copies and generated
-files: "JIT sources" in the README) are not checked either.
-
-When the parser could not understand part of a namespace body (an ERROR node among its
-children), the items of that body are not reported: the namespace may have been cut open.
-
-Known false positive: vendored code without a copy marker of its own (a kernel extracted from
-a vendored library into a header next to the marked copies) is reported; add a
-`// Copied from URL` line to its leading comment, or list it in `per-file-ignores`.
+Known false positive: vendored code without a copy marker of its own; add a `// Copied from
+URL` line to its leading comment, or list it in `per-file-ignores`.
 
 ## Why is this bad?
 SGLang's JIT kernel guide puts all JIT device and host code inside `namespace sglang`. JIT

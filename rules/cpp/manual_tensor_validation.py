@@ -1,41 +1,28 @@
 """Reports hand-written checks of a `TensorView`'s shape, dtype, strides or device.
 
 ## What it does
-In a host function with `tvm::ffi::TensorView` (or `Optional<TensorView>`) parameters (the
-launcher of a JIT kernel, or a helper of one), reports a check -- `RuntimeCheck(...)`,
-`CHECK_HOST(...)`, `TORCH_CHECK(...)`, `assert(...)`, or an `if (...)` whose body throws or calls
-`Panic` -- whose condition reads a tensor's `.shape()`, `.size(i)`, `.dim()`, `.ndim()`,
-`.dtype()`, `.strides()`, `.stride(i)`, `.device()`, `.is_contiguous()` or `.IsContiguous()` in
-a way `TensorMatcher` can express (equality of a size, stride, dtype or device; contiguity).
-The tensor is a parameter, `o.value()` of an optional parameter or a local bound to it
-(`const auto& bias = correction_bias.value();`), or the variable of a loop over a list of them
-(`for (const auto t : {a, b, c})`). One finding per check, on the first such access.
+In a host function with `tvm::ffi::TensorView` (or `Optional<TensorView>`) parameters, reports
+a check (`RuntimeCheck(...)`, `CHECK_HOST(...)`, `TORCH_CHECK(...)`, `assert(...)`, or an
+`if (...)` whose body throws or calls `Panic`) whose condition reads a tensor's `.shape()`,
+`.size(i)`, `.dim()`, `.ndim()`, `.dtype()`, `.strides()`, `.stride(i)`, `.device()` or
+contiguity in a way `TensorMatcher` can express (equality of a size, stride, dtype or device;
+contiguity). The tensor is a parameter, `o.value()` of an optional one, a local bound to
+either, or the variable of a loop over a list of them. One finding per check.
 
-Not reported, because one `TensorMatcher` statement cannot say the same thing:
+Not reported, by design (one `TensorMatcher` statement cannot say the same thing):
+- bounds and divisibility (`x.size(0) >= n`, `x.stride(0) % 8 == 0`), also mixed with an
+  equality of the same tensor;
+- checks of a rank-generic tensor (rank compared with `<`/`>`, or tied to such a tensor);
+- in a helper the file calls, dtype, device or contiguity checks of a tensor whose shape it
+  never reads;
+- checks under an `if` asking whether the tensor is there or where it lives (`if
+  (t.numel() > 0)`);
+- dtype checks against a DLPack code with no C++ type (`kDLBool`);
+- reads of those properties that are not checks (sizes, dtype dispatch), checks of values that
+  are not the function's tensors, and `include/sgl_kernel/**`.
 
-- bounds and divisibility (`x.size(0) >= n`, `x.stride(0) % 8 == 0`), and a check that mixes
-  such a test of a tensor with an equality of the same tensor (`x.stride(1) == 1 &&
-  x.stride(0) % 8 == 0`, or `% 4` of a local `L = x.stride(0)`, `x.numel() >= n`): the
-  hand-written check has to stay for the bound;
-- checks of a rank-generic tensor: one whose rank is compared with `<`/`>` (`x.ndim() >= 2`, a
-  loop `i < x.ndim()`), or tied by `y.ndim() == x.ndim()` to such a tensor; a matcher needs a
-  fixed rank;
-- in a helper the file's host code calls (not an FFI entry point), a dtype, device or
-  contiguity check of a tensor whose shape the function never reads (`check_dtype<T>(t)`,
-  `unwrap_data_ptr<T>(t)`): the helper takes tensors of any shape;
-- checks under an `if` that asks whether the tensor is there or where it lives (`if
-  (t.data_ptr())`, `if (t.numel() > 0)`, `if (dev == kDLCUDA)` with `dev =
-  t.device().device_type`): the tensor is validated on some paths only;
-- dtype checks against a DLPack code `with_dtype<T>()` has no C++ type for (`kDLBool`);
-- reading those properties for anything other than a check (computing sizes, dispatching on
-  the dtype with `if (is_type<bf16_t>(x.dtype()))`), checks of values that are not tensors of
-  the function, and checks inside the abstractions' implementation (`include/sgl_kernel/**`).
-
-Reviewed precision on real code (findings reviewed with the code open):
-100% on the SGLang snapshot (56 of 56), sglang 0.5.23 (51 of 51) and sglang 0.5.15 (51 of 51).
-Not reported (known misses): checks of a `tvm::ffi::Tensor` parameter; checks inside lambdas
-(`auto check = [](const tvm::ffi::TensorView t, ...) {...}`, generic helpers like the ones
-above); `numel() == n` equalities; checks written through macros (`CHECK_CONTIGUOUS(x)`).
+Known misses: checks of a `tvm::ffi::Tensor` parameter, checks inside lambdas, `numel() == n`
+equalities, checks written through macros (`CHECK_CONTIGUOUS(x)`).
 
 ## Why is this bad?
 `TensorMatcher` (with `SymbolicSize`, `SymbolicDType`, `SymbolicDevice`) checks a tensor's

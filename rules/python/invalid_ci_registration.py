@@ -7,53 +7,32 @@ Reports `register_cuda_ci(...)` and the other registration functions of SGLang's
 them from the file's syntax tree without running it, would do something other than what the
 call says. Each message says what the collector does with it.
 
-Dropped without a word (the collector reads only a module-level statement that is nothing
-but a call of one of those names):
+Dropped silently (the collector reads only a module-level statement that is just the call):
+- a registration under a module-level `if`, `try`, `with`, `for`, `while` or `match`;
+- an assigned result or a registration inside another expression;
+- an attribute call (`ci_register.register_cuda_ci(...)`) or a renamed import.
 
-* a registration under a module-level `if`, `try`, `with`, `for`, `while` or `match`
-  (`if __name__ == "__main__":` included);
-* an assigned result (`x = register_cuda_ci(...)`) or a registration inside another
-  expression;
-* an attribute call (`ci_register.register_cuda_ci(...)`) or a renamed function
-  (`from ... import register_cuda_ci as reg`): the collector knows the functions by their
-  names.
+Misread (only a literal is read): a non-literal `nightly` (not a nightly registration) or
+`disabled` (the test runs in CI).
 
-The arguments of a dropped registration are judged once it is where the collector reads it
-(one finding for the call until then).
+Accepted, but not what the add-jit-kernel guide says:
+- `nightly=True` on `register_cuda_ci` (CUDA jobs never pass `--nightly`: never run; use
+  `stage="nightly"` with a `runner_config`);
+- a `stage` holding `-test-` (the suite name doubles the infix: no job runs it);
+- `suite=None`, `stage=None` or `runner_config=None`.
 
-Misread (the collector reads only a literal `True`/`False` or string there, and takes
-anything else as not given):
+Rejected (the collector stops and every CI job that collects tests fails):
+- a signed, string, `None` or missing `est_time`;
+- not exactly one of the `stage`/`runner_config` pair or `suite`;
+- `disabled=` that is not a reason string, a `nightly` that is not `True`/`False`, a
+  non-string literal `suite`, `stage` or `runner_config`;
+- an unknown keyword, an argument given twice, more than four positional arguments, a late
+  starred argument or a `**` argument.
 
-* a `nightly` that is not a literal: the registration is not a nightly one;
-* a `disabled` that is not a literal: the test is not disabled, and runs in CI.
-
-Accepted, but not what the guide says (SGLang's add-jit-kernel guide, Step 4):
-
-* `nightly=True` on `register_cuda_ci`: CI's CUDA jobs select suites by name and never
-  pass `--nightly`, so the registration is never run; the guide's form is
-  `stage="nightly"` with a `runner_config`;
-* a `stage` holding the `-test-` infix (`stage="base-b-test"`): CI names the suite
-  `{stage}-test-{runner_config}`, so the infix is doubled and the suite is one no job runs;
-* `suite=None` (or `stage=None`, `runner_config=None`): the registration names no suite.
-
-Rejected by the collector (it stops, and every CI job that collects tests fails): reported
-here before CI runs:
-
-* a signed `est_time` (`est_time=-5`: a minus sign makes an expression, not a constant, to
-  the collector), a string or `None` as `est_time`, or no `est_time`;
-* not exactly one of the `stage`/`runner_config` pair or `suite`;
-* a `disabled=` that is not a reason string (`disabled=True`: the guide's form is
-  `disabled="reason"`), a `nightly` that is not `True`/`False`, a `suite`, `stage` or
-  `runner_config` that is a literal but not a string;
-* an unknown keyword, an argument given twice, more than four positional arguments, a
-  starred argument after the second or a `**` argument.
-
-Left to `non-literal-ci-registration` (one mistake, one finding): `est_time`, `suite`,
-`stage` or `runner_config` that is not a literal, and registrations inside functions or
-classes. Not reported: a function imported under a registration function's name from
-elsewhere, calls of other `register_*_ci` names (the collector ignores them), an `est_time`
-of `True`/`False` (the collector reads it as a number) and the suite names themselves
-(whether `run_suite.py` knows a suite is its own check).
+Not reported, by design: non-literal `est_time`/`suite`/`stage`/`runner_config` and
+registrations inside functions or classes (`non-literal-ci-registration` reports those); a
+function imported under a registration name from elsewhere; other `register_*_ci` names; an
+`est_time` of `True`/`False`; unknown suite names.
 
 ## Why is this bad?
 SGLang's unified runner `test/run_suite.py` collects `register_*_ci(...)` calls by parsing

@@ -3,47 +3,27 @@ function takes.
 
 ## What it does
 Pairs a Python call of a JIT module's exported function with the C++ function the export
-wraps, and reports the call when the number of arguments differs from the function's number
-of parameters. The module is one a function of the same file builds:
+wraps, and reports the call when the number of arguments differs from the number of
+parameters. The module is one a function of the same file builds: a `@cache_once` factory
+whose every `return` is a `load_jit(...)` call (called as `_factory(...).export(...)` or
+through a local), or `m = load_jit(...)` then `m.export(...)` in one function.
 
-* a factory decorated with `@cache_once` whose every `return` is a `load_jit(...)` call (or a
-  name assigned one in the factory), called as `_factory(...).export(...)` or
-  `m = _factory(...)` then `m.export(...)` in a function of the file;
-* or `m = load_jit(...)` then `m.export(...)` in one function.
+The export is looked up in the call's literal `cuda_wrappers` / `cpp_wrappers`, and the symbol
+in the named files and the JIT headers they include (as `jit-wrapper-not-found` does). The C++
+function may be a free function, a function template, or a static member function of a class
+or class template (`Kernel<{args}>::run`). C++ default arguments do not count: TVM-FFI calls
+the function through its type, which has none, and raises a `TypeError` on any other count
+(the message says so when the function has defaults).
 
-The export is looked up in the call's `cuda_wrappers` / `cpp_wrappers` (`("export",
-"symbol")`, both literal; the symbol a plain name once `&`, template arguments and a leading
-`sglang::` are stripped) and the symbol in the files of `cuda_files` / `cpp_files` and the
-JIT headers they include, found as `jit-wrapper-not-found` finds them. The C++ function may
-be a free function, a function template, or a static member function of a class or class
-template (`Kernel<{args}>::run`), declared in the class and defined in it or out of line.
-
-The C++ default arguments do not count: the loader exports the function through its type
-(`TVM_FFI_DLL_EXPORT_TYPED_FUNC`), which has no default arguments, and TVM-FFI checks
-that a call passes exactly as many arguments as the function has parameters ("Mismatched
-number of arguments ... Expected 3 but got 2 arguments", a `TypeError`). The message says
-so when the function has defaults.
-
-Precision comes first; nothing is reported when:
-
-* the call unpacks arguments (`*args`, `**kwargs`) or passes a keyword argument (TVM-FFI
-  functions take positional arguments only: a keyword argument is itself a `TypeError`, a
-  different mistake, not reported here);
-* the module's wrappers are not all literal lists, or the call passes `**kwargs` or
-  `header_only=` anything but `True`, or the export is not in them; the name the module is
-  bound to is assigned anything else in the function, or is one of its parameters;
-* the symbol is not a plain name (an f-string hole outside template arguments), or a part of
-  it, or a word of the parameter list, is a macro of those files, or stands in a region
-  kernlint could not parse or left out (a preprocessor branch, a syntax error); a qualifier
-  is a type alias or a template parameter, or the JIT root or a named file is missing, or an
-  included file was not found;
-* the declarations of that name disagree on the number of parameters (overloads, class
-  template specializations), or one of them is not a function (a variable, a
-  `static constexpr auto run = ...`, a `using`); the function takes a parameter pack
-  (`Args... args`) or C varargs; a member function is not declared `static` (a non-static
-  member cannot be exported this way); no declaration is found;
-* the factory may return modules of several `load_jit` calls whose functions for that export
-  take different numbers of parameters (even when the call matches none of them).
+Not reported, by design (precision first):
+- calls that unpack arguments or pass keyword arguments;
+- non-literal wrapper lists, `**kwargs` or `header_only=` other than `True` in `load_jit`, an
+  export not in the lists, a module name reassigned or taken as a parameter;
+- symbols that are not plain names, touch a macro or an unparsed region, or have a qualifier
+  that is an alias or template parameter; a missing JIT root, named file or include;
+- declarations that disagree on the parameter count or are not functions; parameter packs,
+  C varargs, non-static members, no declaration found;
+- factories returning modules whose functions for that export differ in parameter count.
 
 ## Why is this bad?
 The mismatch is a `TypeError` on the first call, found only when a GPU test runs that

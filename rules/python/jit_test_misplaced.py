@@ -3,43 +3,27 @@
 ## What it does
 Reports a registered kernel test (`test_*.py`) that is not under
 `test/registered/kernels/ops/<group>/`, and a registered kernel benchmark (`bench_*.py`)
-that is not under `test/registered/kernels/benchmark/<group>/`, where `<group>` is the group
-of a JIT kernel wrapper the file imports: the folder of `python/sglang/kernels/ops/<group>/`
-that holds the wrapper.
+that is not under `test/registered/kernels/benchmark/<group>/`, where `<group>` is the
+folder of `python/sglang/kernels/ops/<group>/` holding a JIT kernel wrapper the file imports.
 
-The files judged are the ones SGLang's CI runner collects (every `*.py` under the
-registered-tests root, `test/registered/` by default; the `registered-tests-roots` setting)
-named `test_*.py` or `bench_*.py`. A file counts as a JIT kernel test or benchmark when:
+The files judged are `test_*.py` and `bench_*.py` under the registered-tests roots (the
+`registered-tests-roots` setting, `test/registered/` by default). A file is a JIT kernel test
+when it imports a module of `sglang.kernels.ops.<group>` whose source (found in the checked
+repository) calls `load_jit(...)`, and every other `sglang` module it imports is kernel code,
+a test helper (`sglang.test...`) or a utility (`sglang.utils`, `sglang.srt.utils`). It is in
+place under the folder of any group it imports. The finding sits on the import of the first
+JIT wrapper and names the folder the file belongs in.
 
-* one of its imports (anywhere in the file) names a module of `sglang.kernels.ops.<group>`
-  whose source, found in the checked repository (`python/sglang/kernels/ops/<group>/...`
-  above the test), calls `load_jit(...)`: a JIT wrapper; and
-* every other `sglang` module it imports is kernel code (`sglang.kernels...`), a test helper
-  (`sglang.test...`) or a general utility (`sglang.utils`, `sglang.srt.utils`).
+Not reported, by design:
+- model and feature tests that also import other `sglang` code;
+- tests of Triton, CuTe DSL or other kernels whose imported modules do not call `load_jit`;
+- a test spanning several groups that sits directly in `kernels/ops/` (`kernels/benchmark/`);
+- wrappers imported through their group's package re-exports or loaded by `importlib`;
+- wrappers reaching `load_jit` through another module, and trees without a
+  `python/sglang/kernels/ops/` above the test.
 
-The file is in place when it sits anywhere under `kernels/ops/<g>/` (a test) or
-`kernels/benchmark/<g>/` (a benchmark) for ANY group `g` of the `sglang.kernels.ops`
-modules it imports, JIT wrappers or not. The finding sits on the import of the first JIT
-wrapper and names the folder the file belongs in.
-
-This rule deliberately does not report:
-
-* model and feature tests that use a JIT kernel among other things: a file that also imports
-  other `sglang` code (`sglang.srt.layers`, `sglang.srt.mem_cache`, `sglang.srt.distributed`,
-  `sglang.srt.server_args`, ...) stays where its feature's tests are;
-* tests of Triton, CuTe DSL or other kernels of `sglang.kernels.ops` whose imported modules
-  do not call `load_jit` themselves, even where those kernels use a JIT kernel inside;
-* a test whose wrappers span several groups and that sits directly in
-  `kernels/ops/` (`kernels/benchmark/` for a benchmark): there is no single group to mirror;
-* a wrapper imported through its group's package (`from sglang.kernels.ops.moe import f`,
-  where `moe/__init__.py` re-exports `f`) or loaded another way (`importlib`): only the
-  module named by the import is read;
-* wrappers that reach `load_jit` through a helper of another module, and files of the
-  repository it cannot find (no `python/sglang/kernels/ops/` above the test): it stays silent
-  rather than guess.
-
-SGLang's collector runs a registered file wherever it sits under `test/registered/`, so this
-is a layout finding (a warning), not a CI failure.
+SGLang's collector runs a registered file wherever it sits, so this is a layout warning, not
+a CI failure.
 
 ## Why is this bad?
 SGLang's kernel guide keeps JIT kernel tests under `test/registered/kernels/ops/<group>/`

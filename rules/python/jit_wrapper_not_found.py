@@ -2,38 +2,25 @@
 
 ## What it does
 In a call of SGLang's JIT loader `load_jit(...)` (however imported), reads the C++ files of
-`cuda_files` / `cpp_files` -- resolved as the loader resolves them, under the JIT root's
-`csrc/` (see `jit-source-not-found`) -- and the headers they include from the JIT tree
-(`#include "..."` relative to the including file or to the JIT `include/` directory,
-`#include <...>` in `include/`), and reports each `cuda_wrappers` / `cpp_wrappers` symbol
-none of them declares. The symbol is read as the loader writes it into the generated unit,
-inside `namespace sglang`: `&` and parentheses, template arguments (`Kernel<{args}>::run`:
-f-string holes inside them included) and a leading `sglang::` or `::` are stripped, and the
-forms `fn`, `ns::fn`, `Class::method` and `Class<...>::method` are looked up. A symbol
-each of whose parts occurs as a word in those files is taken as declared (even where the
-word stands in another scope); the others are looked up in the parsed files, where any
-declaration of the name counts: a function or function template, a member function
-declared in the class or defined out of line, a static member (`static constexpr auto run =
-...`), a variable, a `using` alias, in a scope whose name ends with the qualifiers.
+`cuda_files` / `cpp_files` (resolved under the JIT root's `csrc/` as the loader does) and the
+headers they include from the JIT tree, and reports each `cuda_wrappers` / `cpp_wrappers`
+symbol none of them declares. The symbol is read as the loader writes it inside `namespace
+sglang`: `&`, parentheses, template arguments (f-string holes inside them included) and a
+leading `sglang::` or `::` are stripped; `fn`, `ns::fn`, `Class::method` and
+`Class<...>::method` are looked up. Any declaration of the name counts: a function, template,
+member (declared in the class or out of line), static member, variable or `using` alias.
 
-Precision comes first; nothing is reported when:
-
-* a named file is missing (that is `jit-source-not-found`'s finding) or unreadable, or a
-  name is not a plain literal, or the call passes `**kwargs` or `header_only=` anything but
-  `True` (no wrapper is generated then);
-* the symbol is not a plain name once stripped (an f-string hole outside template
-  arguments, such as `f"{kernel}::run"`, is not statically known);
-* a part of the symbol occurs in a `#define` (a macro could produce the declaration) or in a
-  region kernlint could not parse or left out (a preprocessor branch, a syntax error);
-* a qualifier is a type alias, a template parameter or a using-declaration, or names a class
-  with base classes (the member may be inherited), or a class with no body in these files;
-* the first qualifier is declared in none of the files but used as `name::` in them, or an
-  included file was not found (it may come from a header outside the JIT tree), or a
-  `using namespace` names a namespace these files do not declare;
-* the JIT root cannot be found (see `jit-source-not-found`).
-
-A symbol that the other list's files declare (a `cpp_wrappers` symbol in the `cuda_files`)
-is not reported either.
+Not reported, by design (precision first):
+- a named file missing (`jit-source-not-found` reports it) or unreadable, a non-literal name,
+  `**kwargs` or `header_only=` other than `True`;
+- a symbol that is not a plain name once stripped (`f"{kernel}::run"`);
+- a part of the symbol in a `#define` or an unparsed region (preprocessor branch, syntax
+  error);
+- a qualifier that is an alias, a template parameter or a using-declaration, a class with base
+  classes or with no body in these files;
+- a first qualifier declared nowhere but used as `name::`, an include not found, a
+  `using namespace` of an unknown namespace, no JIT root;
+- a symbol the other list's files declare.
 
 ## Why is this bad?
 The loader emits `TVM_FFI_DLL_EXPORT_TYPED_FUNC(export, (symbol));` after including the

@@ -1,37 +1,25 @@
 """Reports a `TensorView` argument whose data pointer is used without `TensorMatcher` validation.
 
 ## What it does
-In an FFI entry point of a JIT module -- a host function with a `tvm::ffi::TensorView`
+In an FFI entry point of a JIT module (a host function with a `tvm::ffi::TensorView`
 parameter that no other function of the file calls and that takes no stream, a function
-exported with `TVM_FFI_DLL_EXPORT_TYPED_FUNC`, or a `load_jit(..., cuda_wrappers=[...])` target
-among the files checked -- reports each `TensorView` parameter whose `.data_ptr()` is read
-while the tensor never reaches `.verify(...)` of a `TensorMatcher`: neither in the function
-itself nor in a helper of the same file the tensor is passed to (followed through helpers that
-pass it on). The finding sits on the first `.data_ptr()` of the tensor (or on the call that
-hands it to a helper reading it).
+exported with `TVM_FFI_DLL_EXPORT_TYPED_FUNC`, or a `load_jit(..., cuda_wrappers=[...])`
+target among the checked files), reports each `TensorView` parameter whose `.data_ptr()` is
+read while the tensor never reaches `.verify(...)` of a `TensorMatcher`, neither in the
+function (before or after the read) nor in a same-file helper it is passed to (on every
+definition of that helper). The finding sits on the first `.data_ptr()` of the tensor, or on
+the call that hands it to a helper reading it.
 
-A tensor counts as validated when `.verify(t)` is called anywhere in the function (before or
-after the pointer is read: the launch comes after both), or in a helper of the file it is passed
-to, on every definition of that helper with as many parameters.
-
-Not reported, because the file does not show the tensor unchecked:
-
-- a tensor passed to a function the file does not define (a helper from a header, a
-  `std::` algorithm, a callee of another file), stored in a local (`auto t = x;`), put in a list
-  (`{a, b}`), captured by a lambda defined elsewhere, returned, or used in any way other than
-  reading its `.data_ptr()`, its properties (`.size(i)`, `.shape()`, `.dim()`, `.ndim()`,
-  `.dtype()`, `.device()`, `.stride(i)`, `.strides()`, `.numel()`, `.is_contiguous()`) and
-  `.verify(...)`;
-- a tensor checked by hand (`RuntimeCheck(...)`, `CHECK_HOST(...)`, `TORCH_CHECK(...)`,
-  `TVM_FFI_ICHECK(...)` and its comparison forms (`TVM_FFI_ICHECK_EQ`, `CHECK_EQ`, ...),
-  `assert(...)`, an `if` that throws or calls `Panic`, naming the tensor):
+Not reported, by design (the file does not show the tensor unchecked):
+- a tensor passed to a function the file does not define, stored in a local, put in a list,
+  captured, returned, or used other than through `.data_ptr()`, its properties and `.verify`;
+- a tensor checked by hand (`RuntimeCheck`, `CHECK_HOST`, `TORCH_CHECK`, `TVM_FFI_ICHECK*`,
+  `assert`, an `if` that throws or calls `Panic`, naming the tensor):
   `manual-tensor-validation` reports those checks;
-- a tensor whose pointer is never read (only its sizes or dtype), or only handed to a CUDA call
-  that takes the address alone (`cudaHostGetDevicePointer`, `cudaPointerGetAttributes`,
-  `cudaHostRegister`, `cudaHostUnregister`, `cudaIpcGetMemHandle`);
-- `Optional<TensorView>` parameters, `tvm::ffi::Tensor` parameters, helpers the file calls
-  (they are judged through their entry point), and the abstractions' own implementation
-  (`include/sgl_kernel/**`).
+- a tensor whose pointer is never read, or only handed to a CUDA call that takes the address
+  alone (`cudaHostRegister`, `cudaIpcGetMemHandle`, ...);
+- `Optional<TensorView>` and `tvm::ffi::Tensor` parameters, helpers (judged through their
+  entry point), and `include/sgl_kernel/**`.
 
 ## Why is this bad?
 A kernel trusts the layout of every buffer it is given: a tensor of the wrong dtype, shape,

@@ -1,25 +1,22 @@
 """Reports a PDL wait that is the first thing a `__global__` kernel does.
 
 ## What it does
-In a `__global__` kernel, reports the wait of Programmatic Dependent Launch -- SGLang's
-`device::PDLWaitPrimary<...>()`, CUDA's `cudaGridDependencySynchronize()`, CUTLASS's
-`cutlass::arch::wait_on_dependent_grids()`, or inline asm `griddepcontrol.wait` -- when it is the
-kernel's first statement that does any work at run time.
+In a `__global__` kernel, reports the Programmatic Dependent Launch wait (SGLang's
+`device::PDLWaitPrimary<...>()`, `cudaGridDependencySynchronize()`,
+`cutlass::arch::wait_on_dependent_grids()`, or inline asm `griddepcontrol.wait`) when it is
+the kernel's first statement that does work at run time. Statements that do no work do not
+count: `using` and `typedef`, `static_assert`, `constexpr` variables, `__shared__` arrays,
+local type definitions, empty statements. A wait inside a compile-time branch that opens the
+kernel (`if constexpr (kUsePDL)`, `#if __CUDA_ARCH__ >= 900`) or a nested block still counts
+as first.
 
-Statements before the wait that do no work do not count: `using` declarations and aliases,
-`typedef`s, `static_assert`s, `constexpr` variables, `__shared__` arrays (no initializer
-runs), local type definitions, empty statements and comments. A wait still counts as first
-when it stands in a compile-time branch that opens the kernel: `if constexpr (kUsePDL) { ... }`
-(the same as `PDLWaitPrimary<kUsePDL>()`) or `#if __CUDA_ARCH__ >= 900 ... #endif` (PDL exists
-only there), or in a nested `{ ... }` block.
-
-Not reported: a wait after any statement that does work at run time, however small (an index
-computed from `threadIdx.x`, a parameter copied into a local, an early `return` for
-out-of-range threads: that is the overlap the guide asks for); a wait under a run-time
-condition (`if (use_pdl)`); `PDLWaitPrimary<false>()` (a no-op); a declaration without an
-initializer of a non-`__shared__` variable (a constructor may run); waits in `__device__`
-functions a kernel calls (the function does not know what its caller does first); kernels whose
-body is inside a region the parser could not understand.
+Not reported, by design:
+- a wait after any run-time work, however small (an index from `threadIdx.x`, a parameter
+  copy, an early `return`): that is the overlap the guide asks for;
+- a wait under a run-time condition (`if (use_pdl)`), and `PDLWaitPrimary<false>()`;
+- a wait after a declaration without initializer of a non-`__shared__` variable (a
+  constructor may run);
+- waits in `__device__` functions, and kernels the parser could not understand.
 
 ## Why is this bad?
 With PDL the dependent kernel starts while the preceding kernel is still finishing;

@@ -1,29 +1,24 @@
 """Reports exported C++ entities of a JIT module without a Doxygen comment.
 
 ## What it does
-Reports, in JIT sources, an exported entity that has no Doxygen comment (`///`, `//!`,
-`/** ... */` or `/*! ... */`) directly above it:
-
-* an FFI entry point: a host function with a `tvm::ffi::TensorView` parameter that no other
+Reports, in JIT sources, an exported entity with no Doxygen comment (`///`, `//!`,
+`/** ... */` or `/*! ... */`) directly above it (only whitespace and macro words on its own
+line in between; in a run of comments one Doxygen comment is enough):
+- an FFI entry point: a host function with a `tvm::ffi::TensorView` parameter that no other
   function of the file calls and that takes no stream, a function exported with
   `TVM_FFI_DLL_EXPORT_TYPED_FUNC`, or a `load_jit(..., cuda_wrappers=[...])` target among the
-  files checked. For a member function (`struct FooKernel { static void run(...); };`) a comment
-  above the enclosing class (or its `template <...>` line) documents it too;
-* a public function or class template at namespace scope in a JIT `include/` header.
+  checked files (for a member function, a comment above its class documents it too);
+- a public function or class template at namespace scope in a JIT `include/` header.
 
-"Directly above" means that only whitespace (blank lines included, as for Doxygen and clangd)
-and macro words on the entity's own line stand between the comment and the entity; in a run of
-comments, one Doxygen comment is enough (`/// \\brief ...` followed by `// NOLINT`). The
-finding sits on the entity's name.
+The finding sits on the entity's name.
 
-Not reported: in headers, templates in a `detail`, `details`, `impl` or `internal`
-namespace, in an anonymous namespace or under an `impl/` directory, names starting with `_`
-and `static` functions (the header's internals), explicit and partial specializations (the
-primary template carries the documentation), out-of-line member definitions, declarations
-without a body, deduction guides, alias templates, concepts and variables, and non-template
-functions; outside headers, everything but the FFI entry points (kernels, device functions,
-the helpers a launcher calls) and out-of-line `Class::method` definitions (documented where
-the class declares them); code in regions the parser could not understand.
+Not reported, by design:
+- in headers: templates in `detail`, `details`, `impl`, `internal` or anonymous namespaces or
+  under an `impl/` directory, names starting with `_`, `static` functions, specializations,
+  declarations without a body, deduction guides, alias templates, concepts, variables and
+  non-template functions;
+- outside headers: everything but the FFI entry points;
+- out-of-line member definitions, and code the parser could not understand.
 
 ## Why is this bad?
 SGLang's JIT kernel guide: "Document exported entities with `///` or `/** ... */` blocks using

@@ -2,26 +2,22 @@
 
 ## What it does
 In a module-level function that calls a `@cache_once` JIT module factory of the same file (a
-function decorated with `@cache_once` that calls `load_jit(...)`) and then calls the module it
-returns (`module = _jit_module(x.dtype); module.run(...)`, or `_jit_module(...).run(...)`),
-reports each statement of the function's own body that checks a tensor property on every call:
+`@cache_once` function that calls `load_jit(...)`) and then calls the module it returns
+(`module = _jit_module(x.dtype); module.run(...)`), reports each statement of the function's
+own body that checks a tensor property on every call: `assert <condition>`, or
+`if <condition>: raise ...`, where the condition reads `.shape`, `.dtype`, `.device`, `.ndim`,
+`.is_cuda` or calls `.is_contiguous()`, `.size()`, `.stride()`, `.dim()`, `.numel()` on a name.
 
-* `assert <condition>`, and
-* `if <condition>: raise ...` (the branch starts with `raise`),
+Not reported, by design:
+- checks inside the factory (they run once per specialisation), in a nested block
+  (`if debug: assert ...`) or in a nested function;
+- conditions that pick between modules or a fallback without raising;
+- entry points calling a factory imported from another module;
+- a contiguity check of a tensor the function then reshapes or views (`x.view(-1, d)`);
+- checks of anything else (device capability, flags, integer arguments).
 
-where the condition reads `.shape`, `.dtype`, `.device`, `.ndim`, `.is_cuda` or calls
-`.is_contiguous()`, `.size()`, `.stride()`, `.dim()`, `.numel()` on a name.
-
-Not reported: checks inside the factory (they run once per specialisation), in a nested block
-of the entry point (`if debug: assert ...` is gated on purpose), or in a nested function; a
-condition that picks between modules or a fallback without raising; entry points that call a
-factory imported from another module (the factory is not known to build a JIT module); a
-contiguity check of a tensor the function then reshapes or views (`x.view(-1, d)`: a
-non-contiguous tensor would be copied there, and the kernel would write the copy); checks
-of anything else (`torch.cuda.get_device_capability()`, flags, integer arguments).
-
-The rule is in preview: checks that C++ cannot express (a page shape of a flattened view, pinned
-host memory) are still reported.
+The rule is in preview: checks that C++ cannot express (a page shape of a flattened view,
+pinned host memory) are still reported.
 
 ## Why is this bad?
 SGLang's JIT kernel guide puts each check where it is cheapest: tensor invariants in the C++

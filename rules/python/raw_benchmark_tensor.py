@@ -2,25 +2,20 @@
 utilities have a shorthand.
 
 ## What it does
-In JIT benchmark files -- `bench_*.py` under `jit-benchmark-roots`, as for
-`direct-triton-benchmark` -- reports `torch.randn(...)` and `torch.empty(...)` calls (however
-`torch` is imported) that spell out both `dtype=` and `device=` and nothing else besides the
-shape: the open-coded form of the benchmark utilities' `create_random(*shape, dtype=...,
-device=...)` and `create_empty(*shape, dtype=..., device=...)`.
+In JIT benchmark files (`bench_*.py` under `jit-benchmark-roots`), reports `torch.randn(...)`
+and `torch.empty(...)` calls (however `torch` is imported) that spell out both `dtype=` and
+`device=` and nothing else besides the shape: the open-coded form of the benchmark utilities'
+`create_random(*shape, dtype=..., device=...)` and `create_empty(*shape, dtype=...,
+device=...)`. It reports only where the JIT benchmark utilities of the file's tree
+(`benchmark/utils.py` of the JIT package, found from the file's directory upwards) define
+`create_random` (for `torch.randn`) or `create_empty` (for `torch.empty`).
 
-It reports only where the tree being checked has those helpers: the JIT benchmark utilities of
-the tree the file is in (`python/sglang/kernels/jit/benchmark/utils.py` in the SGLang
-repository, `kernels/jit/benchmark/utils.py` or `jit_kernel/benchmark/utils.py` in a wheel,
-found from the file's directory upwards) must define `create_random` (for `torch.randn`) or
-`create_empty` (for `torch.empty`). A file outside such a tree gets no finding.
-
-Not reported: allocations inside the implementations being timed (a function passed to
-`do_bench(...)`, or a value of a module-level dict such as `FN_MAP = {"jit": ..., "triton":
-...}`): they are the code under test, not its inputs; a call with any other keyword (`generator=`, `requires_grad=`, `layout=`,
-`pin_memory=`, `out=`, `size=`), with only one of `dtype=`/`device=` (the helpers default to
-`bfloat16` on `"cuda"`, which `torch` does not: the rewrite would change the tensor), or with
-`**kwargs`; `torch.randn_like`/`torch.empty_like`; other constructors (`torch.zeros`,
-`torch.rand`, `torch.randint`), which have no shorthand.
+Not reported, by design:
+- allocations inside the implementations being timed (a function passed to `do_bench(...)`,
+  a value of a module-level dict such as `FN_MAP`): they are the code under test;
+- calls with any other keyword (`generator=`, `pin_memory=`, `out=`, ...), with only one of
+  `dtype=`/`device=` (the helpers' defaults differ from torch's), or with `**kwargs`;
+- `torch.randn_like`/`torch.empty_like` and other constructors (`torch.zeros`, `torch.rand`).
 
 The rule is in preview.
 

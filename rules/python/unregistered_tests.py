@@ -3,34 +3,27 @@
 ## What it does
 Reports a Python file under the registered-tests root (`test/registered/` by default; the
 `registered-tests-roots` setting) that has no module-level `register_<backend>_ci(...)` call
-SGLang's collector would read. The files judged are the ones SGLang's `test/run_suite.py`
-collects: every `*.py` file under the root (`test_*.py`, `bench_*.py` and helper modules
-alike) except `__init__.py` and `conftest.py`.
+SGLang's collector would read. The files judged are the ones the collector reads: every `*.py`
+file under the root except `__init__.py` and `conftest.py`. The finding sits on the file's
+first line.
 
 A registration counts the way the collector reads it: an expression statement directly in the
-module's body (not inside a function, a class, or an `if`, `try` or `with` block) that calls
-`register_cpu_ci`, `register_cuda_ci`, `register_amd_ci`, `register_musa_ci`, `register_npu_ci`,
-`register_xpu_ci` or `register_mlx_ci` by that very name. A registration bound to another
-name (`import ... as`), called as an attribute (`ci_register.register_cuda_ci(...)`), assigned
-(`r = register_cuda_ci(...)`), or of a backend the collector does not know, is not collected.
+module's body (not inside a function, a class, or an `if`, `try` or `with` block) calling
+`register_cpu_ci`, `register_cuda_ci`, `register_amd_ci`, `register_musa_ci`,
+`register_npu_ci`, `register_xpu_ci` or `register_mlx_ci` by that very name (not renamed, not
+as an attribute, not assigned).
 
-The finding sits on the file's first line.
+Not reported, by design:
+- the arguments of a registration (other rules check them);
+- a kernel test whose registrations are all for other backends (AMD, CPU): the collector
+  accepts any backend;
+- a file that does not parse (kernlint warns that it cannot parse it).
 
 ## Why is this bad?
 CI runs `test/run_suite.py`, which collects every file under `test/registered/` with a sanity
 check: a file without a registration stops the whole run ("No CI registry found"). A file that
 should only run by hand belongs in `test/manual/`; a helper module that must stay in the tree
 registers with `disabled="reason"`.
-
-This rule does not report:
-
-* the arguments of a registration (a non-literal value, a missing `est_time`, a wrong suite
-  shape): a registration is counted whatever its arguments, which other rules check;
-* a kernel test under `kernels/` whose registrations are all for other backends (AMD, CPU):
-  SGLang's kernel guide asks each kernel test for a CUDA entry, but the collector accepts any
-  backend, and SGLang's own tree has AMD-only and CPU-only kernel tests;
-* a file that does not parse and names a registration function (kernlint warns that it cannot
-  parse it).
 
 ## Example
 ```python

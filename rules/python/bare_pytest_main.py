@@ -17,15 +17,14 @@ In a Python file under the registered-tests root (`test/registered/` by default;
   `__name__` on the left, `==`, at module level. The finding sits on the first enabled
   registration.
 
+Not reported, by design: `pytest.main` called under another name (`from pytest import main`,
+`import pytest as pt`), which the hook does not recognize either.
+
 ## Why is this bad?
 CI runs each registered test as `python3 file.py`. `pytest.main()` returns the exit code
 instead of raising: when it is dropped, the process exits 0 and failing tests show green. And
 without an executable `__main__` block the file runs nothing at all: SGLang's collector
 (`collect_tests`) rejects such a file and stops the CI run.
-
-This rule does not report `pytest.main` called under another name (`from pytest import
-main`, `import pytest as pt`), which the hook does not recognize either, nor files outside the
-registered-tests root.
 
 ## Example
 ```python

@@ -12,16 +12,16 @@ default `**/python/sglang/**`) and, for an installed or unpacked wheel, the file
 directory named `sglang` that holds an `__init__.py` (unless the config sets
 `sglang-package-roots`).
 
+Not reported, by design: the definitions of the registration functions (a `def` is not a
+call), a registration inside a function, a class or an `if` block, or one called under
+another name or as an attribute: SGLang's collector reads none of those as a registration.
+
 ## Why is this bad?
 Registered tests and benchmarks live under `test/registered/` (JIT kernel tests under
 `test/registered/kernels/ops/`, their benchmarks under `test/registered/kernels/benchmark/`).
 A registered file inside the package ships to every user in the wheel and is never run:
 `test/run_suite.py` only collects `test/registered/`. SGLang's
 `check-no-registered-tests-in-package` pre-commit hook rejects it.
-
-This rule does not report the definitions of the registration functions (a `def` is not a
-call), a registration inside a function, a class or an `if` block, or one called under
-another name or as an attribute: SGLang's collector reads none of those as a registration.
 
 ## Example
 ```python

@@ -9,8 +9,8 @@ parse and also runs on files the parser cannot fully understand.
 Only JIT sources: ASCII-only is a convention of SGLang's JIT kernel guide ("Conventions: these
 hold for every step below"), not of SGLang's AOT kernels, of vendored code or of FlashInfer.
 Files under the JIT roots that are not SGLang JIT code are not JIT sources either: torch
-extensions and verbatim copies or generated files marked as such in their leading comment (see
-"JIT sources" in the README; `jit-exempt-markers = false` turns that off). To hold other code
+extensions and verbatim copies or generated files marked as such in their leading comment
+(`jit-exempt-markers = false` turns that off). To hold other code
 to ASCII too, add its directories to `extend-jit-roots`.
 
 ## Why is this bad?

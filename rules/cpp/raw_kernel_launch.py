@@ -15,7 +15,7 @@ where `host::LaunchKernel` itself calls `cudaLaunchKernelEx`), inside a namespac
 third-party library the code extends (a CUTLASS device adapter in `cutlass::gemm::device`
 launches the CUTLASS way), nor in code the parser could not understand. Files under the JIT
 roots that are not SGLang JIT code (torch extensions, which have no `host::LaunchKernel`, and
-marked verbatim copies: "JIT sources" in the README) are not checked.
+marked verbatim copies; see the `jit-exempt-markers` setting) are not checked.
 
 ## Why is this bad?
 SGLang's JIT kernels launch through `host::LaunchKernel(grid, block, device)(kernel, args...)`.

@@ -18,31 +18,26 @@ In JIT sources, reports these raw CUDA spellings:
 | `math-intrinsic` | an intrinsic behind a `device::math::` function (`__habs2`, `__hmax`, ...) | `device::math::abs/max/min/...` |
 | `type-spelling` | `__half`, `__half2`, `__nv_bfloat16`, `__nv_bfloat162` inside `namespace sglang` | `fp16_t`, `fp16x2_t`, `bf16_t`, `bf16x2_t` |
 
-Only what the checked tree defines is suggested: kernlint reads the `include/sgl_kernel/`
-headers of the file's tree (the nearest directory above it with `include/sgl_kernel/utils.h`)
-and reports an entry only where its abstraction exists there (older releases lack
-`SGL_DEVICE_HOST`, `warp::reduce_min`, `CHECK_HOST`). Outside a tree, only what every tree
-defines is suggested. `type-spelling` needs a file that includes an `sgl_kernel/` header.
-Verbatim copies, generated files and torch extensions are not JIT sources (see the
-`jit-exempt-markers` setting).
+Only what the file's tree defines is suggested: kernlint reads the tree's
+`include/sgl_kernel/` headers and reports an entry only where its abstraction exists there
+(older releases lack `SGL_DEVICE_HOST`, `warp::reduce_min`, `CHECK_HOST`). `type-spelling`
+needs a file that includes an `sgl_kernel/` header.
 
 Not reported, by design:
-- shuffles that do not combine a variable with its own shuffled value (arg-max butterflies);
-- vector casts of locals or local arrays (register punning), casts in host code, and casts fed
-  to `__ldg`, cache-operator intrinsics, hinted load/store helpers, async copies or TMA;
-- `assert` in device code, `static_assert`, comments and strings;
-- checks in functions taking a `DebugInfo` parameter; `__noinline__` functions and heads with a
-  capitalised macro word; allocations shared with other processes (`cudaIpc*`, `cuMem*`);
-  intrinsics with NaN mentioned on their line or the eight above, or with a shuffle argument;
-- `include/sgl_kernel/**` itself, and files whose leading comment says the code comes from
-  another project's C/C++/CUDA sources ("Adapted from <URL>", "Forked from", "vendored from"),
-  with the files they include from their own directory.
+- shuffles that do not reduce a variable with its own shuffled value (arg-max butterflies);
+- vector casts of locals (register punning), in host code, or fed to `__ldg`, cache-operator
+  intrinsics, hinted load/store helpers, async copies or TMA;
+- device `assert`, `static_assert`, comments and strings;
+- checks in functions taking a `DebugInfo`; `__noinline__` functions and heads with a
+  capitalised macro word; allocations shared across processes (`cudaIpc*`, `cuMem*`);
+  intrinsics with NaN mentioned nearby or with a shuffle argument;
+- `include/sgl_kernel/**`, and files whose leading comment says the code comes from another
+  project's C/C++/CUDA sources ("Adapted from <URL>", "vendored from"), with the files they
+  include from their own directory; files that are not JIT sources (`jit-exempt-markers`).
 
-Not reported (known misses): `cudaGetLastError()` after a launch made by a called helper;
-`__fadd_rn` sums; 64-bit `uint2`/`float2` casts.
-
-The rule is in preview. Known false positives: code copied from another project without a
-marker in the file; a "Taken from ..." line or a per-file ignore silences them.
+Known misses: `cudaGetLastError()` after a launch made by a called helper; `__fadd_rn` sums;
+64-bit `uint2`/`float2` casts. The rule is in preview; known false positives are code copied
+from another project without a marker (add a "Taken from ..." line or a per-file ignore).
 
 ## Why is this bad?
 The project abstractions encode decisions reviewers otherwise re-check by hand: `SGL_DEVICE` is

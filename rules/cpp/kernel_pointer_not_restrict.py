@@ -7,26 +7,21 @@ pointer is not qualified with `__restrict__` (or `__restrict`). Pointers to poin
 reported on the parameter's own pointer; a pointer to an array (`T (*p)[4]`) is reported.
 
 Not reported, by design:
-- pointer members of a by-value parameter struct (`__restrict__` on members is not documented
-  by CUDA; measured on real code, reporting them would more than double the findings);
+- pointer members of a by-value parameter struct (CUDA documents `__restrict__` for
+  parameters only);
 - function pointers, references and array parameters (`T* p[4]`, `T p[]`);
-- a pointer the file shows aliased with another parameter: a launch in the file passes the
-  same argument to both, a comment in the parameter list says so ("aliases `in`", "in place"),
-  or a by-value struct parameter holds pointers to the same type;
-- a pointer to `volatile` data (a polled flag);
-- a scalar slot: a pointer used only for a null test or one or two accesses to one element the
-  whole block shares, beside a `volatile` flag, or written once and read at most once;
-- a pointer the kernel does not use, or never dereferences (comparisons, inline asm operands,
-  pointer arithmetic stored as a value, TMA-descriptor addresses, memory-ordering accessors,
-  cache-hinted loads and stores such as `__ldg` and `__stcs`); a local pointer initialized
-  from the parameter is judged the same way;
+- a pointer the file shows aliased with another parameter (a launch passing the same argument
+  to both, a comment such as "aliases `in`" or "in place", a struct parameter holding pointers
+  of the same type);
+- a pointer to `volatile` data, and a scalar slot (one element the whole block shares, used
+  once or twice);
+- a pointer the kernel never uses or never dereferences (comparisons, asm operands, TMA
+  descriptors, cache-hinted loads and stores such as `__ldg`), also through a local copy;
 - the kernel's only pointer, when every other parameter is a scalar or a struct of scalars;
-- kernels inside regions the parser could not understand.
+- kernels the parser could not understand.
 
-Known false positives (the file alone cannot tell): aliasing through a struct from an included
-header; a kernel called in place only by callers outside the file; a pointer touched once at
-an element each thread picks; a pointer handed only to a callee the file cannot see into.
-Known miss: in a kernel with a `volatile` flag, a pointer read once as `*p` in every thread.
+Known false positives: aliasing the file cannot see (a struct from a header, in-place callers
+in other files); a pointer touched once per thread; a pointer handed only to an opaque callee.
 
 ## Why is this bad?
 Without `__restrict__` the compiler must assume that every pointer may alias every other, so
@@ -60,9 +55,8 @@ pointer reaches the same memory during the kernel. A kernel that is deliberately
 in place (the same buffer as input and output) must not get it; suppress the finding there
 with `// kernlint: ignore[kernel-pointer-not-restrict]` and a comment saying why.
 
-Forward declarations and explicit instantiations need not change with it (nvcc accepts the
-mismatch). No fix is offered where the body takes the parameter's address, binds it to an
-explicitly typed reference, or passes it to a function of this file taking a reference.
+No fix is offered where the body takes the parameter's address or binds it to a typed
+reference.
 """
 
 from __future__ import annotations

@@ -8,43 +8,34 @@ enabled (CUDA, or ROCm with `SGLANG_USE_AITER` off or aiter not installed), on a
 did not choose aiter? The `aiter-import-policy` setting picks how that is answered.
 
 ### `reachable` (the default)
-Conditions are evaluated on two machines, CUDA and ROCm without aiter; an import is reported
-when either reaches it. On both, aiter gates (`_use_aiter`, `USE_AITER*`, names derived from
-`SGLANG_USE_AITER`) and conditions naming aiter are false; `_is_hip` holds on ROCm only,
-`_is_cuda` on CUDA only; `TYPE_CHECKING` is false; environment switches take their declared
-default (`get_bool_env_var("X")` is off unless its `default` says otherwise, `envs.X.get()`
-the default of `X = EnvBool(...)`); availability probes (a name bound by an aiter import in a
-`try:`) are false. A `try:` catching ImportError or a superclass is a guard.
-
+An import is reported when a CUDA machine or a ROCm machine without aiter reaches it on a path
+that did not choose aiter. On both, aiter gates (`_use_aiter`, `USE_AITER*`, names derived
+from `SGLANG_USE_AITER`) and conditions naming aiter are false; `_is_hip` holds on ROCm only;
+environment switches take their declared default (`get_bool_env_var("X", default=...)`,
+`X = EnvBool(...)` for `envs.X.get()`); a `try:` catching ImportError (or broader) is a guard.
 Where the import sits then decides:
-- module level in a package: reported when the module is loaded on such a path. kernlint reads
-  the package on disk: a module imported only under guards, or only by aiter-only modules, is
-  aiter-only; a module nothing imports is loaded anyway unless its name says aiter. The
-  finding names the importer;
-- module level in a script (outside any package): reported, unless the file is a test
-  registered for AMD CI only;
+- module level in a package: reported when the module is loaded on such a path (kernlint
+  follows the package's imports on disk; a module nothing imports counts as loaded unless its
+  name says aiter). The finding names the importer;
+- module level in a script: reported, unless the file is a test registered for AMD CI only;
 - in a function: reported when the function itself chooses the path (its own `if`, `else`,
   early exit or conditional expression).
 
-Not reported, by design:
-- a wrapper with no condition of its own (its caller chooses);
-- functions, classes or modules named for aiter (`forward_aiter`, `moe_runner/aiter.py`);
-- a function that already imports aiter unconditionally before;
-- a module imported only by name (`importlib.import_module`, class-path strings);
-- a chain of more than 6 unguarded imports;
-- conditions on `self.x` flags (not followed to their assignment).
+Not reported, by design: wrappers with no condition of their own (the caller chooses);
+functions, classes or modules named for aiter; a function that already imported aiter
+unconditionally; modules imported only by name (`importlib`, class-path strings); chains of
+more than 6 unguarded imports; conditions on `self.x` flags.
 
 ### `lexical`
 Reports every import not lexically inside a branch that runs only when an aiter flag is true
-(`if _use_aiter:`, the `else:` of `if not _use_aiter:`, code after
-`if not _use_aiter: return`, derived gates) or a `try:` catching ImportError. This is the
-guide's letter; measured on real code, it also reports aiter-only backends, wrappers and
-AMD-only tests, with far lower precision than `reachable`.
+(`if _use_aiter:`, the `else:` of `if not _use_aiter:`, code after `if not _use_aiter:
+return`) or a `try:` catching ImportError. This is the guide's letter; measured on real code,
+it also reports aiter-only backends, wrappers and AMD-only tests, with far lower precision.
 
 ### `import-time`
 Reports only imports that execute when a module is imported on a CUDA machine: module-level
 aiter imports in a package `__init__.py`, and module-level imports of modules of the checked
-tree that import aiter at import time. It does not look at ROCm without aiter.
+tree that import aiter at import time.
 
 ## Why is this bad?
 On CUDA machines aiter is not installed: an unguarded import breaks every CUDA user of the

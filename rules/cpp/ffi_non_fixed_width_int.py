@@ -47,16 +47,12 @@ struct ScaleKernel {
 
 ## Fix safety
 The fix replaces the type with its fixed-width equivalent and is unsafe: it can change the ABI
-of the exported function (a different width on some platform), and callers in other files that
-rely on the old type (overloads, explicit template arguments) must be updated with it.
-
-Most replacements are the same type on LP64 (`long` and `int64_t` are both `long`), so
-declarations that keep the old spelling still match. `long long` is not: that fix changes every
-declaration of the function in the file, and is not offered where one spells another type
-there, or where the function's name is used other than in calls, arguments and `auto`
-variables. No fix is offered where the fixed-width name may be undeclared (the file includes
-no `<cstdint>`, `<stdint.h>`, `<cinttypes>`, TVM FFI or `sgl_kernel` header and does not use
-the name).
+of the exported function, and callers in other files that rely on the old type must follow.
+Most replacements are the same type on LP64 (`long` and `int64_t` are both `long`); for
+`long long` the fix changes every declaration of the function in the file, and is not offered
+where one spells another type or the function's name is used other than in calls, arguments
+and `auto` variables. No fix is offered where the fixed-width name may be undeclared (no
+`<cstdint>`, `<stdint.h>`, `<cinttypes>`, TVM FFI or `sgl_kernel` include, and no use of it).
 """
 
 from __future__ import annotations

@@ -9,25 +9,21 @@ can reach. A binding on the CUDA side (an `else:`, an earlier unconditional bind
 name safe.
 
 A use is not on the CUDA path, and is not reported, when:
-- a condition around it, or an early exit before it, is false on CUDA: platform checks, HIP-only
-  predicates (`mxfp_supported()`), names assigned such a condition, module functions whose every
-  `return` is false on CUDA, and names whose words say aiter, HIP, ROCm, AMD, gfx/MI3xx, MoRI,
-  NPU, Ascend or XPU (`self.use_aiter_moe`);
-- a condition is unknown but names a platform (`if envs.SGLANG_USE_AITER_X.get():`), or an
-  earlier `raise` says the code requires a platform;
+- a condition around it, or an early exit before it, is false on CUDA: platform checks,
+  HIP-only predicates (`mxfp_supported()`), names assigned such a condition, module functions
+  whose every `return` is false on CUDA, names whose words say aiter, HIP, ROCm, AMD,
+  gfx/MI3xx, MoRI, NPU, Ascend or XPU (`self.use_aiter_moe`), and unknown conditions that name
+  a platform (`if envs.SGLANG_USE_AITER_X.get():`);
 - it sits in a function, class or module named for a platform (`forward_aiter`,
-  `AiterMoeRunner`, `aiter_backend.py`, an `amd/`, `rocm/` or `hip/` package), or one whose
-  docstring says it runs only there ("ROCm/HIP only");
-- it sits in a private helper whose every reference in the module is off the CUDA path, or that
-  nothing references;
-- it sits in a method of a class whose `__init__` raises on CUDA (`if not _is_hip: raise`);
+  `aiter_backend.py`, an `amd/` or `rocm/` package) or documented as running only there;
+- it sits in a private helper referenced only off the CUDA path (or not at all), or in a
+  method of a class whose `__init__` raises on CUDA;
 - the scope holds `from x import *`, the name is `global`/`nonlocal`, the use is inside a `try:`
   catching `NameError`, or it is an annotation.
 
-The rule is in preview. Known false positives are guards that live in data, not conditions:
-loaders reachable only for a configuration whose constructor raises on CUDA under a nested
-check; uses under `x is not None` where only an aiter path produces `x`; public helpers called
-only from aiter-only functions of their module.
+The rule is in preview. Known false positives are guards that live in data, not conditions
+(a configuration whose constructor raises on CUDA, `x is not None` where only aiter produces
+`x`, public helpers called only from aiter-only functions).
 
 ## Why is this bad?
 SGLang runs the same Python on CUDA and ROCm. A name that only exists when `_use_aiter` is true

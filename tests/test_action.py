@@ -7,10 +7,10 @@ step before it wrote."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -32,12 +32,11 @@ def load_action() -> dict:
 
 
 def _check_jsonschema(path):
-    exe = shutil.which("check-jsonschema", path=os.path.dirname(sys.executable))
-    exe = exe or shutil.which("check-jsonschema")
-    if exe is None:
+    if importlib.util.find_spec("check_jsonschema") is None:
         pytest.skip("check-jsonschema is not installed (the test extra has it)")
     return subprocess.run(
-        [exe, "--builtin-schema", "vendor.github-actions", str(path)],
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions"]
+        + [str(path)],
         capture_output=True,
         text=True,
         timeout=120,

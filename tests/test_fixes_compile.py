@@ -169,6 +169,8 @@ def results(tmp_path_factory):
         ref_cmd = _reference_command(ref)
     except subprocess.CalledProcessError as exc:  # the SGLang wheel could not be downloaded
         ref_skip = f"cannot download the SGLang headers: {exc}"
+    except ToolchainMissing as exc:  # (nvcc found, the reference's headers not installed)
+        ref_skip = f"CUDA toolchain not installed: {exc}"
     jobs = {}
     for name in SOURCES:
         for kind, d in (("original", orig), ("fixed", fixed)):

@@ -575,12 +575,11 @@ def _ident_at(data: bytes, i: int) -> bool:
 
 def _ffi(ctx, findings) -> dict:
     """FFI-boundary functions and the reasons, as ffi-non-fixed-width-int decides them."""
-    from kernlint_rules.cpp import ffi_non_fixed_width_int as ffi
-
+    from .cpp import ffi
     from .project import wrapper_targets
 
     targets = wrapper_targets()
-    exported = ffi._exported_names(ctx)
+    exported = ffi.exported_names(ctx)
     boundary, helpers = [], []
     for func in ctx.facts.functions:
         if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
@@ -589,7 +588,7 @@ def _ffi(ctx, findings) -> dict:
         reasons = []
         if simple and simple in exported:
             reasons.append("exported by TVM_FFI_DLL_EXPORT_TYPED_FUNC")
-        if ffi._is_wrapper_target(func, targets):
+        if ffi.is_wrapper_target(func, targets):
             reasons.append("named by a Python `cuda_wrappers` target")
         params = ctx.facts.params_of(func.node)
         views = [p for p in params if "TensorView" in p.type_text]
@@ -604,7 +603,7 @@ def _ffi(ctx, findings) -> dict:
                     helpers.append(
                         (func, f"TensorView parameters ({names}), but takes a stream ({what})")
                     )
-            elif ffi._is_called(ctx, simple):
+            elif ctx.facts.calls_named(simple.encode(), "identifier"):
                 if not reasons:
                     helpers.append(
                         (func, f"TensorView parameters ({names}), but called in this file")

@@ -57,12 +57,7 @@ and `auto` variables. No fix is offered where the fixed-width name may be undecl
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
 from kernlint.cpp.fix_safety import FixSafety
-from kernlint.cpp.lexer import span_at
-from kernlint.cpp.params import function_declarator
 from kernlint.model import Edit, Fix, Rule
 
 RULE = Rule(
@@ -113,86 +108,11 @@ DIFFERENT_TYPE = frozenset(
         "unsigned long long int",
     }
 )
-# Stream handles: a parameter of one of these types marks a host helper, never an entry point.
-STREAM_TYPES = frozenset(
-    {"cudaStream_t", "hipStream_t", "CUstream", "cudaStream", "at::cuda::CUDAStream"}
-)
-_EXPORT = re.compile(rb"\bTVM_FFI_DLL_EXPORT_TYPED_FUNC\s*\(\s*\w+\s*,\s*\(?\s*&?\s*([\w:]+)")
-
-
-def stream_parameter(params):
-    """The first parameter that is a stream handle (`cudaStream_t`, ...), or None."""
-    return next((p for p in params if _bare(p.type_text) in STREAM_TYPES), None)
-
-
-def _bare(type_text: str) -> str:
-    words = [w for w in type_text.split() if w not in ("const", "volatile")]
-    return " ".join(words).removeprefix("::")
 
 
 def _spelled(type_node) -> str:
     text = " ".join(type_node.text.decode("utf-8", "replace").split())
     return text[5:] if text.startswith("std::") else text
-
-
-def _exported_names(ctx) -> set[str]:
-    if b"TVM_FFI_DLL_EXPORT" not in ctx.data:
-        return set()
-    spans = ctx.literal_spans
-    out = set()
-    for m in _EXPORT.finditer(ctx.data):
-        if span_at(spans, m.start()) is not None:
-            continue  # in a comment or string
-        out.add(m.group(1).decode().split("::")[-1])
-    return out
-
-
-def _enclosing_class(node) -> str:
-    n = node.parent
-    while n is not None:
-        if n.type in ("struct_specifier", "class_specifier"):
-            name = n.child_by_field_name("name")
-            if name is None:
-                return ""
-            text = name.text.decode("utf-8", "replace")
-            return text.split("<")[0].split("::")[-1]
-        n = n.parent
-    return ""
-
-
-def _is_wrapper_target(func, targets) -> bool:
-    if not targets:
-        return False
-    name = func.name
-    simple = name.split("::")[-1]
-    parts = [p.split("<")[0] for p in name.split("::")]
-    cls = _enclosing_class(func.node) or (parts[-2] if len(parts) > 1 else "")
-    wanted = f"{cls}::{simple}" if cls else simple
-    # Compare on the last two components (`Kernel::run`) or the bare name.
-    return wanted in _target_tails(frozenset(targets))
-
-
-@lru_cache(maxsize=4)
-def _target_tails(targets: frozenset) -> frozenset:
-    return frozenset("::".join(t.split("::")[-2:]) for t in targets)
-
-
-def _target_token(target: str) -> bytes:
-    parts = target.split("::")
-    return (parts[-2] if len(parts) > 1 else parts[-1]).encode()
-
-
-def _parameter_bytes(ctx, func_node) -> bytes:
-    decl = function_declarator(func_node)
-    plist = decl.child_by_field_name("parameters") if decl is not None else None
-    return ctx.data[plist.start_byte : plist.end_byte] if plist is not None else b""
-
-
-def _is_called(ctx, name: str) -> bool:
-    """Is `name` called in this file (a call whose callee's simple name is the identifier
-    `name`, `name(...)` or `ns::name<T>(...)`)? (Asked once per function: the facts answer
-    from one index of the file's calls, not a search of the whole file each time.)"""
-    return bool(ctx.facts.calls_named(name.encode(), "identifier"))
 
 
 def _semantic_param(ctx, func, param) -> None:
@@ -220,36 +140,11 @@ def _semantic_param(ctx, func, param) -> None:
 
 
 def check(ctx) -> None:
-    from kernlint.project import wrapper_targets
+    from kernlint.cpp.ffi import entry_points
 
-    targets = wrapper_targets()
-    data = ctx.data
-    if b"TensorView" not in data and b"TVM_FFI_DLL_EXPORT" not in data:
-        # A target can only be defined here if its most specific name occurs: the class of
-        # `Kernel::run` (not `run`, which is everywhere), or the function's own name.
-        if not any(_target_token(t) in data for t in targets):
-            return
-    exported = _exported_names(ctx)
     safety = None
-    for func in ctx.facts.functions:
-        if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
-            continue
-        simple = func.name.split("::")[-1]
-        named = simple in exported or _is_wrapper_target(func, targets)
-        if not named and b"TensorView" not in _parameter_bytes(ctx, func.node):
-            continue  # most functions: no parameter to look at (a byte check, no analysis)
+    for func in entry_points(ctx):
         params = ctx.facts.params_of(func.node)
-        if not named:
-            if not any("TensorView" in p.type_text for p in params):
-                continue
-            if stream_parameter(params) is not None:
-                # The FFI passes no stream (an entry takes it from the environment): a
-                # function that takes one is a helper its launcher calls, here or elsewhere.
-                continue
-            if not simple or _is_called(ctx, simple):
-                # A helper of the launcher, called from this file: not an entry point. (A
-                # function without a name is a parse the rule does not trust: quiet.)
-                continue
         for param in params:
             if param.pointer_depth or param.is_reference or param.is_array:
                 continue

@@ -27,7 +27,7 @@ from ..model import Edit
 from .lexer import span_at
 from .params import function_declarator
 from .parser import Seeker, identifier_nodes
-from .writes import COMPARISON_OPS, STATEMENT_PARENTS
+from .writes import COMPARISON_OPS, DECLARATOR_PARENTS, STATEMENT_PARENTS
 
 # Callees that take a pointer to const (`const void*`, `const T*`): SGLang's `load_as` and
 # `AlignedVector::load`, the read-only cache loads, printf.
@@ -85,19 +85,6 @@ _INTEGER_TYPES = frozenset(
         "uint32_t",
         "uint64_t",
         "bool",
-    }
-)
-_DECLARATOR_PARENTS = frozenset(
-    {
-        "init_declarator",
-        "declaration",
-        "pointer_declarator",
-        "reference_declarator",
-        "array_declarator",
-        "parameter_declaration",
-        "optional_parameter_declaration",
-        "structured_binding_declarator",
-        "for_range_loop",
     }
 )
 # Where a function's declarator sits: a definition, or a declaration of some kind.
@@ -690,7 +677,7 @@ class _ConstFlow:
                 return False
             if parent.type in ("lambda_capture_specifier", "lambda_default_capture"):
                 continue
-            if parent.type in _DECLARATOR_PARENTS and (
+            if parent.type in DECLARATOR_PARENTS and (
                 parent.type == "structured_binding_declarator"
                 or _field_is(parent, "declarator", ident)
             ):
@@ -826,7 +813,7 @@ class _ConstFlow:
             1
             for i in identifier_nodes(self.body, name.encode())
             if i.parent is not None
-            and i.parent.type in _DECLARATOR_PARENTS
+            and i.parent.type in DECLARATOR_PARENTS
             and (
                 i.parent.type == "structured_binding_declarator"
                 or _field_is(i.parent, "declarator", i)

@@ -111,7 +111,8 @@ STATEMENT_PARENTS = frozenset(
         "static_assert_declaration",
     }
 )
-_DECLARATOR_PARENTS = frozenset(
+# The nodes a declared name can sit in (its declarator and what holds it).
+DECLARATOR_PARENTS = frozenset(
     {
         "init_declarator",
         "declaration",
@@ -242,7 +243,7 @@ class Analyzer:
             parent = self._parent(ident)
             if parent is None or ident.type == "type_identifier":
                 return UNSURE  # e.g. `Epilogue e(p, n);` read as a function declaration
-            if parent.type in _DECLARATOR_PARENTS and _is_declarator_of(parent, ident):
+            if parent.type in DECLARATOR_PARENTS and _is_declarator_of(parent, ident):
                 return UNSURE  # shadowed or redeclared
             if parent.type in ("lambda_capture_specifier", "lambda_default_capture"):
                 continue
@@ -431,7 +432,7 @@ class Analyzer:
             1
             for i in self._identifiers(name)
             if (up := self._parent(i)) is not None
-            and up.type in _DECLARATOR_PARENTS
+            and up.type in DECLARATOR_PARENTS
             and _is_declarator_of(up, i)
         )
         if count != 1:

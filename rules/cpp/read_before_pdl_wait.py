@@ -86,7 +86,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from kernlint.cpp.writes import READ, WRITE, Analyzer
+from kernlint.cpp.writes import DECLARATOR_PARENTS, READ, WRITE, Analyzer
 from kernlint.model import Rule
 
 from .pdl_wait_at_kernel_start import is_wait_statement, wait_statement_name
@@ -154,19 +154,6 @@ _BLOCKS = frozenset(
     }
 )
 _PREPROC_ALTERNATIVES = frozenset({"preproc_else", "preproc_elif", "preproc_elifdef"})
-_DECLARATOR_PARENTS = frozenset(
-    {
-        "init_declarator",
-        "declaration",
-        "pointer_declarator",
-        "reference_declarator",
-        "array_declarator",
-        "parameter_declaration",
-        "optional_parameter_declaration",
-        "structured_binding_declarator",
-        "for_range_loop",
-    }
-)
 
 
 def check(ctx) -> None:
@@ -290,7 +277,7 @@ def _loads_before(facts, body, name: str, regions: list) -> list:
     spans = [(r.start_byte, r.end_byte) for r in regions]
     for ident in idents:
         parent = facts.parent(ident)
-        if parent is not None and parent.type in _DECLARATOR_PARENTS:
+        if parent is not None and parent.type in DECLARATOR_PARENTS:
             declarator = parent.child_by_field_name("declarator")
             if parent.type == "structured_binding_declarator" or (
                 declarator is not None and declarator.id == ident.id

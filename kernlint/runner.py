@@ -636,6 +636,15 @@ def run_check(args, registry, resolver) -> int:
         return _exit_status(args, [], fixed_count)
     checked = [r.path for r in results if not r.warnings or r.diagnostics]
     report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, results)
+    if not _emit(args, report):
+        return 2
+    return _exit_status(args, diagnostics, fixed_count)
+
+
+def _emit(args, report, stream=None) -> bool:
+    """Write the report to `--output-file`, else to `stream` (stdout when None: streamed, a
+    failed write raises for `main` to report). False: the output file could not be written
+    (said on stderr)."""
     from .output import warn_line, write_chunks, write_report
 
     if args.output_file:
@@ -644,10 +653,12 @@ def run_check(args, registry, resolver) -> int:
                 write_chunks(fh, report)
         except OSError as exc:
             warn_line(sys.stderr, f"kernlint: error: {args.output_file}: {exc.strerror or exc}")
-            return 2
+            return False
+    elif stream is not None:
+        write_chunks(stream, report)
     else:
-        write_report(report)  # (streamed; a failed write raises, for `main` to report)
-    return _exit_status(args, diagnostics, fixed_count)
+        write_report(report)
+    return True
 
 
 def _fixing(args) -> bool:
@@ -672,7 +683,7 @@ def run_stdin(args, registry, resolver, data: bytes) -> int:
     stderr (or `-o`); `--fix-only`: only the fixed text; `--diff`: the diff, on stdout."""
     from .discovery import Candidate, PathError, _excluded_parents
     from .engine import lint_source, record_unparsed
-    from .output import report_error, warn_line, write_chunks, write_report
+    from .output import report_error, warn_line, write_report
     from .source import SourceFile, language_of
 
     display = args.stdin_filename
@@ -767,17 +778,9 @@ def run_stdin(args, registry, resolver, data: bytes) -> int:
         return _exit_status(args, [], fixed_count)
     sources = {display: source} if source is not None else {}
     report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, [display], [res])
-    if args.output_file:
-        try:
-            with open(args.output_file, "w", encoding="utf-8", errors="backslashreplace") as fh:
-                write_chunks(fh, report)
-        except OSError as exc:
-            warn_line(sys.stderr, f"kernlint: error: {args.output_file}: {exc.strerror or exc}")
-            return 2
-    elif fixing:  # (stdout holds the fixed text)
-        write_chunks(sys.stderr, report)
-    else:
-        write_report(report)
+    # (with a fix, stdout holds the fixed text: the report goes to stderr)
+    if not _emit(args, report, sys.stderr if fixing else None):
+        return 2
     return _exit_status(args, diagnostics, fixed_count)
 
 

@@ -68,29 +68,17 @@ def find_root(pyfile: str, layout: str, settings=None) -> str | None:
 
 def _root_above(start: str, layout: str) -> str | None:
     """The nearest KERNEL_PATH at or above `start` (memoized for every directory passed)."""
+    from .jitscope import nearest_above
+
     tail = LAYOUT_DIRS[layout]
-    passed = []
-    d = start
-    found = None
-    while True:
-        key = (d, layout)
-        if key in _ROOTS:
-            found = _ROOTS[key]
-            break
-        passed.append(key)
+
+    def probe(d):
         parts = d.replace(os.sep, "/").split("/")
         candidates = [d] if tuple(parts[-len(tail) :]) == tail else []
         candidates += [os.path.join(d, *tail), os.path.join(d, "sglang", *tail)]
-        found = next((c for c in candidates if _is_kernel_path(c)), None)
-        if found is not None:
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    for key in passed:
-        _ROOTS[key] = found
-    return found
+        return next((c for c in candidates if _is_kernel_path(c)), None)
+
+    return nearest_above(start, probe, _ROOTS, key=lambda d: (d, layout))
 
 
 _EMITS: dict[str, bool | None] = {}

@@ -266,29 +266,40 @@ _HEADER_OF_DIR: dict[str, str | None] = {}
 _HEADER_IN_FORCE: dict[str, bool] = {}
 
 
-def convention_header(abspath: str) -> str | None:
-    """The `include/sgl_kernel/utils.h` of the nearest directory above `abspath` that has one,
-    or None. (Memoized per directory: a few `stat`s per directory of a run.)"""
-    start = os.path.dirname(os.path.abspath(abspath))
+def nearest_above(start: str, probe, memo: dict, key=None):
+    """The first answer of `probe(d)` that is not None, for `d` = the directory `start` and each
+    directory above it in turn; None when no directory answers. Memoized in `memo` for every
+    directory passed (under `key(d)`, or `d`), so a run asks each directory once."""
+    passed = []
     d = start
-    seen = []
-    found: str | None = None
+    found = None
     while True:
-        if d in _HEADER_OF_DIR:
-            found = _HEADER_OF_DIR[d]
+        k = d if key is None else key(d)
+        if k in memo:
+            found = memo[k]
             break
-        seen.append(d)
-        candidate = os.path.join(d, CONVENTION_HEADER)
-        if os.path.isfile(candidate):
-            found = candidate
+        passed.append(k)
+        found = probe(d)
+        if found is not None:
             break
         parent = os.path.dirname(d)
         if parent == d:
             break
         d = parent
-    for s in seen:
-        _HEADER_OF_DIR[s] = found
+    for k in passed:
+        memo[k] = found
     return found
+
+
+def convention_header(abspath: str) -> str | None:
+    """The `include/sgl_kernel/utils.h` of the nearest directory above `abspath` that has one,
+    or None. (Memoized per directory: a few `stat`s per directory of a run.)"""
+
+    def probe(d):
+        candidate = os.path.join(d, CONVENTION_HEADER)
+        return candidate if os.path.isfile(candidate) else None
+
+    return nearest_above(os.path.dirname(os.path.abspath(abspath)), probe, _HEADER_OF_DIR)
 
 
 def namespace_convention(abspath: str) -> tuple[bool, str | None]:

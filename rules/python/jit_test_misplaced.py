@@ -141,26 +141,13 @@ _OPS_ABOVE: dict[str, str | None] = {}
 def ops_dir(abspath: str) -> str | None:
     """`<repo>/python/sglang/kernels/ops` for the nearest directory above the file that has
     one (memoized for every directory passed); None: none."""
-    start = os.path.dirname(os.path.abspath(abspath))
-    passed = []
-    d = start
-    found = None
-    while True:
-        if d in _OPS_ABOVE:
-            found = _OPS_ABOVE[d]
-            break
-        passed.append(d)
+    from kernlint.jitscope import nearest_above
+
+    def probe(d):
         candidate = os.path.join(d, *_OPS_PARTS)
-        if os.path.isdir(candidate):
-            found = candidate
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    for p in passed:
-        _OPS_ABOVE[p] = found
-    return found
+        return candidate if os.path.isdir(candidate) else None
+
+    return nearest_above(os.path.dirname(os.path.abspath(abspath)), probe, _OPS_ABOVE)
 
 
 def _module_files(ops: str, dotted: str) -> tuple[str, str]:

@@ -107,29 +107,10 @@ _OF_DIR: dict[str, frozenset[str]] = {}
 def helpers_for(abspath: str) -> frozenset[str]:
     """The shorthands (`create_random`, `create_empty`) the benchmark utilities of the tree
     holding `abspath` define (empty: no such utilities found). Memoized per directory."""
-    start = os.path.dirname(os.path.abspath(abspath))
-    found = _OF_DIR.get(start)
-    if found is not None:
-        return found
-    seen = []
-    directory = start
-    found = frozenset()
-    while True:
-        if directory in _OF_DIR:
-            found = _OF_DIR[directory]
-            break
-        seen.append(directory)
-        hit = _read_utils(directory)
-        if hit is not None:
-            found = hit
-            break
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    for d in seen:
-        _OF_DIR[d] = found
-    return found
+    from kernlint.jitscope import nearest_above
+
+    found = nearest_above(os.path.dirname(os.path.abspath(abspath)), _read_utils, _OF_DIR)
+    return found if found is not None else frozenset()
 
 
 def _read_utils(directory: str) -> frozenset[str] | None:

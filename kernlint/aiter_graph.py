@@ -508,6 +508,32 @@ def reset() -> None:
     _TOP.clear()
 
 
+def state() -> tuple:
+    """The index of the last `collect` (for `restore`: the language server keeps one per
+    project). The packages are shared, not copied: an index is never changed once built."""
+    return (
+        dict(_PACKAGES),
+        list(_RUN_TOPS),
+        set(_AITER_FILES),
+        list(_FINGERPRINT),
+        set(_COMPLETE),
+        {k: list(v) for k, v in _STATS.items()},
+        dict(_TOP),
+    )
+
+
+def restore(saved: tuple) -> None:
+    reset()
+    packages, tops, files, fingerprint, complete, stats, top = saved
+    _PACKAGES.update(packages)
+    _RUN_TOPS.extend(tops)
+    _AITER_FILES.update(files)
+    _FINGERPRINT.extend(fingerprint)
+    _COMPLETE.update(complete)
+    _STATS.update({k: list(v) for k, v in stats.items()})
+    _TOP.update(top)
+
+
 def package_for(abspath: str) -> Package | None:
     top = top_package(os.path.dirname(os.path.abspath(abspath)))
     if top is None:

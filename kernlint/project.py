@@ -274,6 +274,18 @@ def set_aiter_findings(findings) -> None:
     _AITER_FINDINGS = dict(findings)
 
 
+def state() -> tuple:
+    """The facts of the last collection (for `restore`: the language server keeps one per
+    project)."""
+    return (_TARGETS, dict(_AITER_FINDINGS))
+
+
+def restore(saved: tuple) -> None:
+    targets, findings = saved
+    set_wrapper_targets(targets)
+    set_aiter_findings(findings)
+
+
 def _module_name(path: str, is_pkg_cache: dict[str, bool]) -> str:
     """Dotted module name of a file, from the `__init__.py` files above it."""
     import os

@@ -283,6 +283,20 @@ def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None
     )
 
 
+def project_facts_state() -> tuple:
+    """The cross-file facts of the last `_collect_project_facts` (for `restore_project_facts`)."""
+    from . import aiter_graph, project
+
+    return (project.state(), aiter_graph.state())
+
+
+def restore_project_facts(saved: tuple) -> None:
+    from . import aiter_graph, project
+
+    project.restore(saved[0])
+    aiter_graph.restore(saved[1])
+
+
 def _uses_import_time_policy(candidates, python, resolver) -> bool:
     """Does any Python candidate run ungated-aiter-import under the `import-time` policy?
     Asked of each file only when some config sets that policy (a file's settings are always

@@ -6,14 +6,20 @@
   says it supports pull diagnostics; closing a document clears its diagnostics.
 - The buffer is linted as `kernlint check PATH` lints the file at the document's path: the
   same config file (the nearest `kernlint.toml` or `pyproject.toml` with `[tool.kernlint]`),
-  `jit-roots`, `per-file-ignores` and generated-file exemptions. Cross-file facts are those a
-  check of that one file gathers (from the files on disk); nothing is guessed from the buffer.
+  `jit-roots`, `per-file-ignores` and generated-file exemptions. Cross-file facts (the FFI
+  wrapper targets named by the project's Python files, the aiter import index of its
+  packages) come from the last scan of the document's project, as `kernlint check ROOT`
+  gathers them from the files on disk: ROOT is the config file's directory, else the
+  innermost workspace folder holding the document. The scan runs at the first lint in a
+  project and again after a Python file is saved or changes on disk; a document outside
+  both gets the facts a check of that one file gathers. Nothing is guessed from the buffer.
 - Code actions: each finding's fix (safe fixes as preferred quick fixes, unsafe ones titled
   "(unsafe)"), a suppression comment (`// kernlint: ignore[CODE]`, `#` in Python), and
   "fix all" (`source.fixAll.kernlint`, the safe fixes).
 - Settings reload when a `kernlint.toml` or `pyproject.toml` changes: on
-  `workspace/didChangeWatchedFiles`, and by a check of the config files' modification times
-  before each lint.
+  `workspace/didChangeWatchedFiles`, on `workspace/didChangeConfiguration` (kernlint takes no
+  editor-side settings: the config files are the one source), and by a check of the config
+  files' modification times before each lint.
 - Each diagnostic carries the rule's code, its name (`data.name`), the severity, source
   `kernlint`, and `codeDescription.href`: a `file:` URI of the rule's module, whose docstring
   is the documentation `kernlint rule CODE` prints.
@@ -64,6 +70,7 @@ class KernlintServer(LanguageServer):
         self.linted: dict[str, Linted] = {}
         self.pending: dict[str, asyncio.Task] = {}
         self._reported_errors: set[str] = set()
+        self.scans: dict[str, tuple] = {}  # project root -> its cross-file facts
 
     # -- settings ---------------------------------------------------------------------------
     @property
@@ -78,6 +85,44 @@ class KernlintServer(LanguageServer):
         """Forget every resolved setting: the next lint reads the config files again."""
         self._resolver = None
         self._stamps.clear()
+        self.scans.clear()
+
+    def project_root(self, path: str, settings) -> str | None:
+        """The directory whose scan gives `path` its cross-file facts: that of its config
+        file, else the innermost workspace folder holding it (None: outside both)."""
+        if getattr(settings.raw, "path", None):
+            return settings.root
+        best = None
+        for folder in self.workspace.folders.values():
+            root = to_fs_path(folder.uri)
+            if root is None:
+                continue
+            root = os.path.abspath(root)
+            if _inside(path, root) and (best is None or len(root) > len(best)):
+                best = root
+        if best is None and self.workspace.root_path:
+            root = os.path.abspath(self.workspace.root_path)
+            if _inside(path, root):
+                best = root
+        return best
+
+    def facts_for(self, path: str, resolver) -> tuple | None:
+        """The cross-file facts of the last scan of `path`'s project (scanned on first use,
+        and again after a Python file changed or the settings were reloaded)."""
+        settings = resolver.for_file(path)
+        root = self.project_root(path, settings)
+        if root is None:
+            return None
+        facts = self.scans.get(root)
+        if facts is None:
+
+            def warn(message: str) -> None:
+                self.window_log_message(
+                    types.LogMessageParams(types.MessageType.Warning, f"kernlint: {message}")
+                )
+
+            facts = self.scans[root] = scan_project(root, resolver, warn)
+        return facts
 
     def resolver_for(self, directory: str):
         """The CLI's resolver (no command-line overrides), rebuilt when a config file in
@@ -121,6 +166,7 @@ class KernlintServer(LanguageServer):
 
     def _lint(self, doc) -> Linted:
         from .config import ConfigError
+        from .source import language_of
 
         if not doc.uri.startswith("file:"):
             return Linted(doc.version, None, [], [])
@@ -131,7 +177,8 @@ class KernlintServer(LanguageServer):
         data = doc.source.encode("utf-8", "surrogatepass")
         try:
             resolver = self.resolver_for(os.path.dirname(path))
-            result = lint_buffer(path, data, resolver, self.registry)
+            facts = self.facts_for(path, resolver) if language_of(path) is not None else None
+            result = lint_buffer(path, data, resolver, self.registry, facts)
         except ConfigError as exc:
             message = f"kernlint: {exc}"
             if message not in self._reported_errors:  # (once, not on every keystroke)
@@ -175,10 +222,14 @@ class KernlintServer(LanguageServer):
             )
         )
 
-    def relint_all(self) -> None:
-        """Settings changed: every open document is linted again."""
-        self.reload_settings()
-        self._reported_errors.clear()
+    def relint_all(self, settings: bool = True) -> None:
+        """Settings changed (`settings`), or only the files the cross-file facts come from:
+        every open document is linted again."""
+        if settings:
+            self.reload_settings()
+            self._reported_errors.clear()
+        else:
+            self.scans.clear()
         self.linted.clear()
         if self.pull:
             workspace = self.client_capabilities.workspace
@@ -203,6 +254,10 @@ class KernlintServer(LanguageServer):
             self.publish(uri)
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _config_stamp(directory: str) -> tuple:
     """(path, mtime, size) of every config file name in `directory` and above it."""
     out = []
@@ -221,13 +276,15 @@ def _config_stamp(directory: str) -> tuple:
         d = parent
 
 
-def lint_buffer(path: str, data: bytes, resolver, registry):
+def lint_buffer(path: str, data: bytes, resolver, registry, facts=None):
     """Lint `data` as the file at `path` (absolute), as `kernlint check PATH` would lint that
     file. Returns (SourceFile, findings), or None when kernlint does not lint such a file
-    (not C/C++/CUDA or Python, binary, larger than `max-file-size`)."""
+    (not C/C++/CUDA or Python, binary, larger than `max-file-size`). `facts`: the cross-file
+    facts of a scan of the file's project (`scan_project`); without them, those a check of
+    the one file gathers."""
     from .discovery import Candidate
     from .engine import lint_source
-    from .runner import _collect_project_facts, _jit_matters
+    from .runner import _collect_project_facts, _jit_matters, restore_project_facts
     from .source import SourceFile, language_of
 
     language = language_of(path)
@@ -239,8 +296,11 @@ def lint_buffer(path: str, data: bytes, resolver, registry):
     for name in ("kernlint.jitscope", "kernlint.sgl_headers", "kernlint.jit_wiring"):
         if name in sys.modules:  # (headers on disk may have changed since the last lint)
             sys.modules[name].reset()
-    candidate = Candidate(path, path, language, True)
-    _collect_project_facts([candidate], resolver, None, wrappers=True, stats=[None])
+    if facts is not None:
+        restore_project_facts(facts)
+    else:
+        candidate = Candidate(path, path, language, True)
+        _collect_project_facts([candidate], resolver, None, wrappers=True, stats=[None])
     rules = settings.rules_for(path)
     is_jit = _jit_matters(rules, language) and settings.is_jit(path)
     source = SourceFile(path, data, language, abspath=path)
@@ -249,6 +309,22 @@ def lint_buffer(path: str, data: bytes, resolver, registry):
     except (RecursionError, MemoryError):  # (too deeply nested: the CLI skips it too)
         return None
     return result.source or source, result.diagnostics
+
+
+def scan_project(root: str, resolver, warn) -> tuple:
+    """The cross-file facts `kernlint check ROOT` gathers (the FFI wrapper targets its Python
+    files name, the aiter import index of its packages), read from the files on disk."""
+    from .discovery import discover
+    from .runner import _collect_project_facts, project_facts_state
+
+    candidates = list(discover([root], resolver, warn=warn))
+    for name in ("kernlint.jitscope", "kernlint.sgl_headers", "kernlint.jit_wiring"):
+        if name in sys.modules:
+            sys.modules[name].reset()
+    _collect_project_facts(
+        candidates, resolver, None, wrappers=True, stats=[None] * len(candidates)
+    )
+    return project_facts_state()
 
 
 _DOC_URIS: dict[str, str | None] = {}
@@ -448,6 +524,10 @@ def _is_config(uri: str) -> bool:
     return uri.rsplit("/", 1)[-1] in CONFIG_NAMES
 
 
+def _is_python(uri: str) -> bool:
+    return uri.endswith((".py", ".pyi"))
+
+
 # -- the server -----------------------------------------------------------------------------
 def build_server() -> KernlintServer:
     server = KernlintServer()
@@ -458,7 +538,9 @@ def build_server() -> KernlintServer:
         watched = caps.did_change_watched_files if caps is not None else None
         if watched is not None and watched.dynamic_registration:
             options = types.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[types.FileSystemWatcher(glob_pattern=f"**/{n}") for n in CONFIG_NAMES]
+                watchers=[
+                    types.FileSystemWatcher(glob_pattern=f"**/{n}") for n in (*CONFIG_NAMES, "*.py")
+                ]
             )
             ls.client_register_capability(
                 types.RegistrationParams(
@@ -483,8 +565,11 @@ def build_server() -> KernlintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: KernlintServer, params: types.DidSaveTextDocumentParams) -> None:
-        if _is_config(params.text_document.uri):  # (a config file edited in the editor)
+        uri = params.text_document.uri
+        if _is_config(uri):  # (a config file edited in the editor)
             ls.relint_all()
+        elif _is_python(uri):  # (the cross-file facts come from the Python files)
+            ls.relint_all(settings=False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: KernlintServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -514,6 +599,14 @@ def build_server() -> KernlintServer:
     def watched_files(ls: KernlintServer, params: types.DidChangeWatchedFilesParams) -> None:
         if any(_is_config(change.uri) for change in params.changes):
             ls.relint_all()
+        elif any(_is_python(change.uri) for change in params.changes):
+            ls.relint_all(settings=False)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def configuration(ls: KernlintServer, params: types.DidChangeConfigurationParams) -> None:
+        # kernlint takes no editor-side settings (the config files are the one source, as for
+        # the CLI); an editor that reports a change gets the config files read again.
+        ls.relint_all()
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

@@ -292,7 +292,7 @@ async def test_config_change_reloads(client: LanguageClient, project):
     (registration,) = client.registrations
     assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
     globs = [w["globPattern"] for w in registration.register_options["watchers"]]
-    assert globs == ["**/kernlint.toml", "**/pyproject.toml"]
+    assert globs == ["**/kernlint.toml", "**/pyproject.toml", "**/*.py"]
     config = project / "kernlint.toml"
     doc = Doc(client, project / "kernel.cuh", KERNEL, "cuda-cpp")
     assert _codes(await doc.diagnostics()) == ["CU003", "CU003"]
@@ -319,6 +319,59 @@ async def test_config_change_reloads(client: LanguageClient, project):
     (error,) = await doc.diagnostics()
     assert "kernlint.toml" in error.message and "XX999" in error.message
     assert error.severity == types.DiagnosticSeverity.Error
+
+
+FFI_HEADER = "#pragma once\nnamespace sglang {\nvoid run_it(int n) {}\n}  // namespace sglang\n"
+FFI_MODULE = (
+    "from sglang.jit_kernel.utils import load_jit\n\n\ndef f():\n"
+    '    return load_jit("m", cuda_files=["k.cuh"], cuda_wrappers=[("run", "&run_it")])\n'
+)
+
+
+@lsp
+async def test_cross_file_facts_from_the_project_scan(client: LanguageClient, tmp_path):
+    # `run_it` is an FFI entry point only because a Python file of the project names it: the
+    # one file alone gives no finding (as `kernlint check k.cuh`), the project's scan does.
+    (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\nselect = ["CU005"]\n')
+    header = tmp_path / "k.cuh"
+    header.write_text(FFI_HEADER)
+    doc = Doc(client, header, FFI_HEADER, "cuda-cpp")
+    assert await doc.diagnostics() == []  # (no Python file names it yet)
+
+    module = tmp_path / "mod.py"
+    module.write_text(FFI_MODULE)
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            [types.FileEvent(module.as_uri(), types.FileChangeType.Created)]
+        )
+    )
+    (found,) = await doc.diagnostics()
+    assert found.code == "CU005" and "`run_it`" in found.message
+
+    # The last scan holds until a Python file changes: the header's own edits keep it.
+    doc.change(FFI_HEADER.replace("int n", "int n, long m"))
+    assert _codes(await doc.diagnostics()) == ["CU005", "CU005"]
+
+    # A Python file saved in the editor starts a new scan.
+    module.write_text(FFI_MODULE.replace("&run_it", "&other"))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(module.as_uri()))
+    )
+    assert await doc.diagnostics() == []
+
+
+@lsp
+async def test_did_change_configuration_reloads(client: LanguageClient, project):
+    config = project / "kernlint.toml"
+    doc = Doc(client, project / "kernel.cuh", KERNEL, "cuda-cpp")
+    assert _codes(await doc.diagnostics()) == ["CU003", "CU003"]
+    # The same size and modification time: only the notification tells the server.
+    st = os.stat(config)
+    config.write_text(CONFIG.replace('"CU003"', '"CU004"'))
+    os.utime(config, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(config).st_size == st.st_size
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
+    assert await doc.diagnostics() == []
 
 
 @lsp

@@ -1,59 +1,47 @@
 """Reports JIT code that is not inside `namespace sglang`.
 
 ## What it does
-In JIT sources (files under `jit-roots`), reports each namespace-scope item of code (a
-function or kernel definition, a template, a struct/class/union/enum, a variable, a type
-alias or typedef) that is not enclosed, at any depth, in `namespace sglang`
-(`namespace sglang::x {` counts). One finding per item, on its first line; an out-of-line
-member definition (`const int Cls::kN = 4;`) is reported on its own line.
+In JIT sources (files under `jit-roots`), reports each namespace-scope item (a function, kernel,
+template, type, variable, alias or typedef) not enclosed, at any depth, in `namespace sglang`
+(`namespace sglang::x {` counts), on its first line.
 
 Not reported, by design:
-- preprocessor lines, includes, comments, `using` declarations and directives,
-  `static_assert`, macro invocations (FFI export macros must stay global);
-- items inside a third-party library's namespace the code specializes or extends (`std`,
-  `cute`, `cutlass`, `cub`, `thrust`, `tvm`, `at`, `c10`, `torch`);
-- items that must be global: names like the CUDA runtime or driver API (`cuda*`, `cu[A-Z]*`,
-  `CU[A-Z_]*`, e.g. a ROCm shim's `using cudaStream_t = hipStream_t;`), names starting with
-  `__`, and `extern "C"` items;
-- a namespace named by a macro the file does not `#define` (one it defines is judged by its
-  expansion);
-- namespace bodies the parser could not fully understand;
-- trees whose `include/sgl_kernel/utils.h` does not open `namespace sglang` (layouts older than
-  the convention): the run warns once, naming the header. A file checked without its tree is
-  checked;
-- files under the JIT roots that are not JIT sources (torch extensions, marked verbatim copies,
-  generated files).
+- preprocessor lines, includes, comments, `using` declarations and directives, `static_assert`,
+  macro invocations (FFI export macros must stay global);
+- items inside a third-party namespace the code extends (`std`, `cute`, `cutlass`, `cub`,
+  `thrust`, `tvm`, `at`, `c10`, `torch`);
+- items that must be global: CUDA runtime or driver API names (`cuda*`, `cu[A-Z]*`, `CU[A-Z_]*`,
+  as a ROCm shim defines them), names starting with `__`, `extern "C"` items;
+- a namespace named by a macro the file does not `#define`;
+- namespace bodies the parser could not understand;
+- trees whose `include/sgl_kernel/utils.h` does not open `namespace sglang` (older layouts): the
+  run warns once, naming the header;
+- torch extensions, marked verbatim copies and generated files.
 
-Known false positive: vendored code without a copy marker of its own; add a `// Copied from
-URL` line to its leading comment, or list it in `per-file-ignores`.
+Vendored code without a copy marker is reported: add a `// Copied from URL` line to its leading
+comment, or list it in `per-file-ignores`.
 
 ## Why is this bad?
 SGLang's JIT kernel guide puts all JIT device and host code inside `namespace sglang`. JIT
-modules are compiled into one process next to PyTorch, CUTLASS, FlashInfer and other kernel
-libraries; a global `rms_norm` kernel or `Params` struct collides with theirs (ODR violations,
-wrong symbol picked at load time) and pollutes every translation unit that includes the header.
+modules share one process with PyTorch, CUTLASS, FlashInfer and other kernel libraries; a global
+`rms_norm` kernel or `Params` struct collides with theirs (ODR violations, wrong symbol picked
+at load time).
 
 ## Example
 ```cpp
-template <typename T>
-__global__ void scale_kernel(T* __restrict__ out, const T* __restrict__ in, float s) {
-  out[threadIdx.x] = in[threadIdx.x] * s;
-}
+__global__ void scale_kernel(float* __restrict__ out, float s) { out[threadIdx.x] *= s; }
 ```
 
 ## Use instead
 ```cpp
 namespace sglang {
-template <typename T>
-__global__ void scale_kernel(T* __restrict__ out, const T* __restrict__ in, float s) {
-  out[threadIdx.x] = in[threadIdx.x] * s;
-}
+__global__ void scale_kernel(float* __restrict__ out, float s) { out[threadIdx.x] *= s; }
 }  // namespace sglang
 ```
 
 ## Fix safety
-No automatic fix: wrapping code in a namespace changes its qualified name, which callers and
-FFI exports may depend on.
+No automatic fix: wrapping code in a namespace changes its qualified name, which callers and FFI
+exports may depend on.
 """
 
 from __future__ import annotations

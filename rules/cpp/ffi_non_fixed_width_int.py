@@ -1,58 +1,43 @@
 """Reports platform-width integer types at the FFI boundary of a JIT module.
 
 ## What it does
-Finds the functions that form the FFI boundary of a JIT module:
-- host functions with a `tvm::ffi::TensorView` parameter (however spelled) that are not called
-  from another function of the same file and take no stream (`cudaStream_t`, `hipStream_t`,
-  `CUstream`: a function taking one is a helper);
-- functions exported with `TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)`;
-- targets named in a Python `load_jit(..., cuda_wrappers=[...])` among the checked files.
+Finds the FFI boundary of a JIT module: host functions with a `tvm::ffi::TensorView` parameter
+that no other function of the file calls and that take no stream, functions exported with
+`TVM_FFI_DLL_EXPORT_TYPED_FUNC`, and targets of a Python `load_jit(..., cuda_wrappers=[...])`
+among the checked files. In those it reports each by-value integer parameter and return type
+spelled with a platform-width type (`int`, `unsigned`, `long`, `long long`, `short`, `ssize_t`,
+`ptrdiff_t`, ...), naming the fixed-width type of the same width and signedness on LP64.
 
-In those it reports each by-value integer parameter, and the return type, spelled with a
-platform-width type (`int`, `unsigned`, `long`, `long long`, `short`, `ssize_t`, `ptrdiff_t`,
-...) and suggests the fixed-width type of the same width and signedness on LP64 (`int` ->
-`int32_t`, `long` -> `int64_t`).
-
-Not reported, by design: fixed-width types, `bool`, `char`, floating types, `size_t` (the
-guide lists it among the preferred types), `intptr_t`/`uintptr_t` (an address as an integer);
-kernels, device functions and helpers without a `TensorView` parameter; pointer and reference
-parameters; functions returning a pointer or reference to an integer. Aliases (`using index_t
-= int;`) are only seen with `--semantic`, which resolves them to their canonical type (such
-findings have no fix; a type libclang could not resolve is not judged).
+Not reported, by design: fixed-width types, `bool`, `char`, floating types, `size_t` (the guide
+allows it), `intptr_t`/`uintptr_t`; kernels, device functions and helpers; pointer and reference
+parameters; functions returning a pointer or reference. Aliases (`using index_t = int;`) are
+seen only with `--semantic` (without a fix).
 
 ## Why is this bad?
-Values crossing the TVM FFI boundary are converted from Python integers. The width of `long`
-differs between platforms (LLP64 Windows, LP64 Linux, ROCm toolchains), and the FFI's integer
-conversions are defined for fixed-width types; SGLang's JIT kernel guide asks for `int32_t`,
-`int64_t`, `uint32_t` (or `size_t`) at the boundary so the Python side and the C++ side agree
-on the width and signedness of every argument.
+The TVM FFI converts Python integers to fixed-width types, while the width of `long` differs
+between platforms (Windows, Linux): the two sides can disagree on an argument's width. SGLang's
+JIT kernel guide asks for `int32_t`, `int64_t`, `uint32_t` (or `size_t`) at the boundary.
 
 ## Example
 ```cpp
 namespace sglang {
-struct ScaleKernel {
-  static void run(tvm::ffi::TensorView out, long num_tokens, unsigned int hidden) {}
-};
+void scale(tvm::ffi::TensorView out, long num_tokens) {}
 }  // namespace sglang
 ```
 
 ## Use instead
 ```cpp
 namespace sglang {
-struct ScaleKernel {
-  static void run(tvm::ffi::TensorView out, int64_t num_tokens, uint32_t hidden) {}
-};
+void scale(tvm::ffi::TensorView out, int64_t num_tokens) {}
 }  // namespace sglang
 ```
 
 ## Fix safety
-The fix replaces the type with its fixed-width equivalent and is unsafe: it can change the ABI
-of the exported function, and callers in other files that rely on the old type must follow.
-Most replacements are the same type on LP64 (`long` and `int64_t` are both `long`); for
-`long long` the fix changes every declaration of the function in the file, and is not offered
-where one spells another type or the function's name is used other than in calls, arguments
-and `auto` variables. No fix is offered where the fixed-width name may be undeclared (no
-`<cstdint>`, `<stdint.h>`, `<cinttypes>`, TVM FFI or `sgl_kernel` include, and no use of it).
+The fix is unsafe: it can change the exported function's ABI, and callers in other files must
+follow. For `long long` it changes every declaration of the function in the file, and is not
+offered where one spells another type or the function's name is used other than in calls,
+arguments and `auto` variables. None is offered where the fixed-width name may be undeclared (no
+`<cstdint>`-style, TVM FFI or `sgl_kernel` include, and no use of it).
 """
 
 from __future__ import annotations

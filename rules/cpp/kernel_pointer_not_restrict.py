@@ -1,40 +1,34 @@
 """Reports pointer parameters of `__global__` kernels declared without `__restrict__`.
 
 ## What it does
-Reports each pointer parameter of a `__global__` function definition (template kernels and
-kernels declared through attribute macros such as `CUTLASS_GLOBAL` included) whose outermost
-pointer is not qualified with `__restrict__` (or `__restrict`). Pointers to pointers are
-reported on the parameter's own pointer; a pointer to an array (`T (*p)[4]`) is reported.
+Reports each pointer parameter of a `__global__` function definition whose outermost pointer
+is not `__restrict__` (or `__restrict`).
 
 Not reported, by design:
-- pointer members of a by-value parameter struct (CUDA documents `__restrict__` for
-  parameters only);
-- function pointers, references and array parameters (`T* p[4]`, `T p[]`);
-- a pointer the file shows aliased with another parameter (a launch passing the same argument
-  to both, a comment such as "aliases `in`" or "in place", a struct parameter holding pointers
-  of the same type);
-- a pointer to `volatile` data, and a scalar slot (one element the whole block shares, used
-  once or twice);
-- a pointer the kernel never uses or never dereferences (comparisons, asm operands, TMA
-  descriptors, cache-hinted loads and stores such as `__ldg`), also through a local copy;
-- the kernel's only pointer, when every other parameter is a scalar or a struct of scalars;
+- pointer members of a parameter struct; function pointers, references, array parameters;
+- a pointer the file shows aliased with another parameter (the same argument passed to both,
+  a comment saying "aliases `in`" or "in place", a struct parameter holding same-typed
+  pointers);
+- pointers to `volatile` data, scalar slots the whole block shares, pointers never
+  dereferenced, also through a local copy (comparisons, asm operands, TMA descriptors, `__ldg`
+  and other hinted accesses);
+- a kernel's only pointer, beside scalar (or scalar-struct) parameters;
 - kernels the parser could not understand.
 
-Known false positives: aliasing the file cannot see (a struct from a header, in-place callers
-in other files); a pointer touched once per thread; a pointer handed only to an opaque callee.
+Known false positives: aliasing the file cannot see (in-place callers elsewhere, a struct from
+a header); pointers used once per thread or only passed to an opaque callee.
 
 ## Why is this bad?
-Without `__restrict__` the compiler must assume that every pointer may alias every other, so
-it cannot keep loaded values in registers across stores, cannot use the read-only data cache
-(`ld.global.nc`) for inputs, and often re-loads values inside loops. SGLang's JIT kernel guide
-asks for `const T* __restrict__` inputs and `T* __restrict__` outputs on every kernel.
+Without `__restrict__` the compiler must assume any two pointers may alias: it cannot
+keep loaded values in registers across stores, nor use the read-only data cache
+(`ld.global.nc`) for inputs. SGLang's JIT kernel guide asks for `const T* __restrict__` inputs
+and `T* __restrict__` outputs.
 
 ## Example
 ```cpp
 namespace sglang {
-template <typename T>
-__global__ void scale_kernel(T* out, const T* in, float s) {
-  out[threadIdx.x] = in[threadIdx.x] * s;
+__global__ void copy_kernel(float* out, const float* in) {
+  out[threadIdx.x] = in[threadIdx.x];
 }
 }  // namespace sglang
 ```
@@ -42,21 +36,17 @@ __global__ void scale_kernel(T* out, const T* in, float s) {
 ## Use instead
 ```cpp
 namespace sglang {
-template <typename T>
-__global__ void scale_kernel(T* __restrict__ out, const T* __restrict__ in, float s) {
-  out[threadIdx.x] = in[threadIdx.x] * s;
+__global__ void copy_kernel(float* __restrict__ out, const float* __restrict__ in) {
+  out[threadIdx.x] = in[threadIdx.x];
 }
 }  // namespace sglang
 ```
 
 ## Fix safety
-The fix inserts `__restrict__` after the `*` and is unsafe: it is a promise that no other
-pointer reaches the same memory during the kernel. A kernel that is deliberately called
-in place (the same buffer as input and output) must not get it; suppress the finding there
-with `// kernlint: ignore[kernel-pointer-not-restrict]` and a comment saying why.
-
-No fix is offered where the body takes the parameter's address or binds it to a typed
-reference.
+The fix adds `__restrict__` and is unsafe: it promises no other pointer reaches the same
+memory. On a kernel called in place, suppress the finding instead with
+`// kernlint: ignore[kernel-pointer-not-restrict]`, saying why. No fix is offered where the
+body takes the parameter's address or binds it to a typed reference.
 """
 
 from __future__ import annotations

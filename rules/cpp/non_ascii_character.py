@@ -2,16 +2,15 @@
 
 ## What it does
 In JIT sources (files under `jit-roots`), reports every run of consecutive non-ASCII characters
-(comments, string literals and identifiers alike), at its exact line and column, naming the
-characters. Bytes that are not valid UTF-8 are reported too. This is a byte scan: it needs no
-parse and also runs on files the parser cannot fully understand.
+(in comments, strings and identifiers) at its line and column, naming the characters. Bytes
+that are not valid UTF-8 are reported too. Files the parser cannot fully understand are
+checked too.
 
-Only JIT sources: ASCII-only is a convention of SGLang's JIT kernel guide ("Conventions: these
-hold for every step below"), not of SGLang's AOT kernels, of vendored code or of FlashInfer.
-Files under the JIT roots that are not SGLang JIT code are not JIT sources either: torch
-extensions and verbatim copies or generated files marked as such in their leading comment
-(`jit-exempt-markers = false` turns that off). To hold other code
-to ASCII too, add its directories to `extend-jit-roots`.
+Only JIT sources are checked: ASCII-only is a convention of SGLang's JIT kernel guide, not of
+its AOT kernels, vendored code or FlashInfer. Torch extensions and verbatim copies marked as
+such in their leading comment are not JIT sources (`jit-exempt-markers = false` makes them
+so), nor are generated files. To hold other code to ASCII too, add its directories to
+`extend-jit-roots`.
 
 ## Why is this bad?
 SGLang's JIT kernel guide requires ASCII-only C++/CUDA sources. Non-ASCII text breaks
@@ -34,9 +33,9 @@ float mul(float x, float y) { return x * y; }
 ## Fix safety
 The fix is safe and offered only inside comments, and only when every character of the run
 has an ASCII look-alike (curly quotes, dashes, ellipsis, arrows, multiplication and division
-signs, <=, >=, !=, non-breaking and other Unicode spaces, bullets, ...). Characters inside
-string or character literals, in identifiers, or without a mapping are reported without a fix:
-changing them changes the program, or needs a human choice.
+signs, <=, >=, !=, Unicode spaces, bullets, ...). Characters in literals or identifiers, or
+without a look-alike, are reported without a fix: changing them changes the program,
+or needs a human choice.
 """
 
 from __future__ import annotations

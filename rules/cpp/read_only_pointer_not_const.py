@@ -1,34 +1,26 @@
 """Reports kernel pointer parameters that are only read but do not point to `const`.
 
 ## What it does
-For each pointer parameter of a `__global__` function definition whose pointee is not `const`
-(`T* p`, `T* __restrict__ p`), reports the parameter when nothing in the kernel body can write
-through it, or when the body never uses it (a reserved output slot: suppress the finding with a
-comment saying so). "Written" includes assignment, compound assignment, `++`/`--` through
-`p[i]`, `*p`, `p->f`; atomics; the project's stores (`AlignedVector::store`,
-`device::store_as`, `__stcs`, `memcpy`-style writers); inline asm operands; and passing `p` to
-a callee whose parameter is a non-const pointer. Loads (`.load(p, ...)`, `load_as`, `__ldg`)
-and passing `p` to a same-file function taking `const T*` are reads; simple local aliases
-(`T* q = p + k;`) are followed.
+Reports a `__global__` kernel's pointer parameter whose pointee is not `const` when nothing in
+the kernel can write through it, or when the kernel never uses it (a reserved output slot:
+suppress the finding, saying so). Writes include stores through `p[i]`, `*p` or `p->f`, atomics,
+store helpers (`AlignedVector::store`, `__stcs`), asm operands and non-`const` pointer
+arguments, also through a local alias.
 
-Not reported, by design (when unsure the rule stays silent): pointers passed to an unknown
-callee (another header, a macro), stored into another variable, bound to a reference, returned,
-or used in a method call on an element; names shadowed in the body; bodies with parse errors;
-arrays of pointers (`float* p[4]`, `float**`). With `--semantic`, callees declared in included
-headers are resolved: a `const T*` parameter is a read, `T*` a write.
+Not reported, by design: pointers passed to a callee the file does not define, stored, bound to
+a reference, returned, or used in a method call on an element; shadowed names; bodies with parse
+errors; arrays of pointers (`float**`). `--semantic` resolves callees in included headers.
 
 ## Why is this bad?
-A `const T*` input documents the kernel's contract at the call site, lets the compiler use the
-read-only data path (`ld.global.nc`) together with `__restrict__`, and turns an accidental
-store into a compile error. SGLang's JIT kernel guide asks for `const T* __restrict__` on every
-read-only kernel pointer.
+`const` on a read-only pointer documents the contract, lets the compiler use the read-only data
+path (`ld.global.nc`) with `__restrict__`, and turns an accidental store into a compile error.
+SGLang's JIT kernel guide asks for `const T* __restrict__` inputs.
 
 ## Example
 ```cpp
 namespace sglang {
-__global__ void add_kernel(float* __restrict__ out, float* __restrict__ a, int32_t n) {
-  const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] += a[i];
+__global__ void add_kernel(float* __restrict__ out, float* __restrict__ a) {
+  out[threadIdx.x] += a[threadIdx.x];
 }
 }  // namespace sglang
 ```
@@ -36,22 +28,19 @@ __global__ void add_kernel(float* __restrict__ out, float* __restrict__ a, int32
 ## Use instead
 ```cpp
 namespace sglang {
-__global__ void add_kernel(float* __restrict__ out, const float* __restrict__ a, int32_t n) {
-  const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] += a[i];
+__global__ void add_kernel(float* __restrict__ out, const float* __restrict__ a) {
+  out[threadIdx.x] += a[threadIdx.x];
 }
 }  // namespace sglang
 ```
 
 ## Fix safety
-The fix adds `const` to the pointee type and is unsafe: it changes the kernel's type, and a
-write the analysis could not see (through a macro, or in another file that declares the kernel)
-would stop compiling. It is offered only where the file is shown to keep compiling, and then
-also adds `const` to `static_cast`/`reinterpret_cast` targets and typed local pointers
-initialized from the parameter, and to every other definition, forward declaration and
-explicit instantiation of the kernel in the file. No fix is offered where the type is spelled
-through `decltype`, the kernel's name is used other than in calls, launches, arguments, casts
-and `auto` variables, or an explicit specialization writes through the parameter.
+The fix adds `const` to the pointee and is unsafe: a write kernlint could not see (in a macro or
+another file) would stop compiling. Offered only where the file is shown to keep compiling, it
+also updates the casts, local pointers and other declarations that must follow. None is offered
+where the type is spelled through `decltype`, the kernel's name is used other than in calls,
+launches, arguments, casts and `auto` variables, or an explicit specialization writes through
+the parameter.
 """
 
 from __future__ import annotations

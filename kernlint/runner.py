@@ -10,6 +10,7 @@ from .config import import_time_policy
 from .discovery import discover
 from .engine import FileResult, lint_file, recording_unparsed
 from .fixes import applicable, apply_fixes, unified_diff
+from .output.text import counted, severity_counts
 
 
 def _warn(message: str) -> None:
@@ -588,7 +589,7 @@ def run_check(args, registry, resolver) -> int:
     unsafe = bool(args.unsafe_fixes)
     diagnostics = []
     sources = {}
-    fixed_count = 0
+    fixed_count: dict[str, int] = {}  # findings fixed, per severity
     diffs = []
     written: dict = {}  # (device, inode) -> the bytes written there (a file with several names)
     _semantic_note(results)
@@ -599,7 +600,8 @@ def run_check(args, registry, resolver) -> int:
             _warn(w)
         if (_fixing(args) or args.diff) and any(applicable(d, unsafe) for d in res.diagnostics):
             diags, source, fixed = _fix_file(res, args, unsafe, resolver, registry, diffs, written)
-            fixed_count += fixed
+            for severity, n in fixed.items():
+                fixed_count[severity] = fixed_count.get(severity, 0) + n
         else:
             if res.source is None and res.diagnostics:
                 _load_source(res)
@@ -639,14 +641,14 @@ def run_check(args, registry, resolver) -> int:
         from .output import write_report
 
         write_report([text])  # (a failed write raises, for `main` to report)
-        n = sum(1 for d in diagnostics if applicable(d, unsafe))
+        would = severity_counts([d for d in diagnostics if applicable(d, unsafe)])
         if not args.quiet:
-            print(f"Would fix {n} error{'s' if n != 1 else ''}.", file=sys.stderr)
+            print(f"Would fix {counted(would)}.", file=sys.stderr)
         return 1 if text and not args.exit_zero else 0
 
     if getattr(args, "fix_only", False):  # (fixes applied, nothing else reported)
         if fixed_count and not args.quiet:
-            print(f"Fixed {fixed_count} error{'s' if fixed_count != 1 else ''}.")
+            print(f"Fixed {counted(fixed_count)}.")
         return _exit_status(args, [], fixed_count)
     checked = [r.path for r in results if not r.warnings or r.diagnostics]
     report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, results)
@@ -680,7 +682,7 @@ def _fixing(args) -> bool:
     return bool(args.fix or getattr(args, "fix_only", False))
 
 
-def _exit_status(args, diagnostics, fixed_count: int) -> int:
+def _exit_status(args, diagnostics, fixed_count: dict) -> int:
     """As ruff: 0 with `--exit-zero`; 1 while findings remain (none count under `--fix-only`)
     or, with `--exit-non-zero-on-fix`, when anything was fixed; else 0."""
     if args.exit_zero:
@@ -761,11 +763,11 @@ def run_stdin(args, registry, resolver, data: bytes) -> int:
     for note in _namespace_notes([cand], resolver):
         _warn(note)
     unsafe = bool(args.unsafe_fixes)
-    diagnostics, source, new, fixed_count = res.diagnostics, res.source, data, 0
+    diagnostics, source, new, fixed_count = res.diagnostics, res.source, data, {}
     if (fixing or args.diff) and any(applicable(d, unsafe) for d in diagnostics):
         new, fixed, _ = apply_fixes(data, diagnostics, unsafe)
         if new != data and fixing:
-            fixed_count = len(fixed)
+            fixed_count = severity_counts(fixed)
             again = _lint_bytes(res, new, settings, registry)
             if again is None:
                 _warn(f"{display}: fixed, but cannot be linted again; its findings are not shown")
@@ -780,20 +782,23 @@ def run_stdin(args, registry, resolver, data: bytes) -> int:
     if args.diff:
         text = unified_diff(display, data, new) if new != data else ""
         write_report([text])
-        n = sum(1 for d in diagnostics if applicable(d, unsafe))
+        would = severity_counts([d for d in diagnostics if applicable(d, unsafe)])
         if not args.quiet:
-            print(f"Would fix {n} error{'s' if n != 1 else ''}.", file=sys.stderr)
+            print(f"Would fix {counted(would)}.", file=sys.stderr)
         return 1 if text and not args.exit_zero else 0
     if fixing:
         echo(new)
     if getattr(args, "fix_only", False):
         if fixed_count and not args.quiet:
-            print(f"Fixed {fixed_count} error{'s' if fixed_count != 1 else ''}.", file=sys.stderr)
+            print(f"Fixed {counted(fixed_count)}.", file=sys.stderr)
         return _exit_status(args, [], fixed_count)
     sources = {display: source} if source is not None else {}
-    report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, [display], [res])
     # (with a fix, stdout holds the fixed text: the report goes to stderr)
-    if not _emit(args, report, sys.stderr if fixing else None):
+    stream = sys.stderr if fixing else None
+    report = _render(
+        args, diagnostics, sources, registry, unsafe, fixed_count, [display], [res], stream
+    )
+    if not _emit(args, report, stream):
         return 2
     return _exit_status(args, diagnostics, fixed_count)
 
@@ -809,7 +814,8 @@ def _load_source(res) -> None:
 
 def _fix_file(res, args, unsafe, resolver, registry, diffs, written):
     """Fix one file (or add its diff to `diffs`), only over the bytes its findings were
-    computed on. Returns (findings to report, the source they refer to or None, fixed count).
+    computed on. Returns (findings to report, the source they refer to or None, the findings fixed per
+    severity).
 
     `res.source` holds the bytes the findings were computed on (the lint keeps them for files
     with a fix); the file is read again and fixed only if it still holds exactly those bytes.
@@ -824,42 +830,42 @@ def _fix_file(res, args, unsafe, resolver, registry, diffs, written):
         snap = read_snapshot(res.abspath, getattr(settings, "max_file_size", None))
     except FileNotFoundError:
         _warn(f"{res.path}: deleted while kernlint ran; not fixed")
-        return [], None, 0
+        return [], None, {}
     except NotFixed:
         _warn(f"{res.path}: {CHANGED}")
-        return res.diagnostics, linted, 0
+        return res.diagnostics, linted, {}
     except OSError as exc:
         _warn(f"{res.path}: cannot read it again: {exc.strerror or exc}; not fixed")
-        return res.diagnostics, linted, 0
+        return res.diagnostics, linted, {}
     ours = written.get((snap.st.st_dev, snap.st.st_ino)) == snap.data
     if linted is not None and (snap.data == linted.data or not ours):
         if snap.data != linted.data:
             _warn(f"{res.path}: {CHANGED}")
-            return res.diagnostics, linted, 0
+            return res.diagnostics, linted, {}
         diags, source = res.diagnostics, linted
     else:
         again = _lint_bytes(res, snap.data, settings, registry)
         if again is None:
             _warn(f"{res.path}: {CHANGED}")
-            return res.diagnostics, None, 0
+            return res.diagnostics, None, {}
         diags, source = again.diagnostics, again.source
     new, fixed, _ = apply_fixes(source.data, diags, unsafe)
     if new == source.data:
-        return diags, source, 0
+        return diags, source, {}
     if args.diff:
         diffs.append(unified_diff(res.path, source.data, new))
-        return diags, source, 0
+        return diags, source, {}
     if snap.read_only:
         _warn(f"{res.path}: {READ_ONLY}")
-        return diags, source, 0
+        return diags, source, {}
     try:
         write_fix(snap, new)
     except NotFixed as exc:
         _warn(f"{res.path}: {exc}")
-        return diags, source, 0
+        return diags, source, {}
     except OSError as exc:
         _warn(f"{res.path}: cannot write fixes: {exc.strerror or exc}")
-        return diags, source, 0
+        return diags, source, {}
     try:  # (the file now there: the same inode when written in place, else a new one)
         st = os.stat(snap.real)
         written[(st.st_dev, st.st_ino)] = new
@@ -868,7 +874,7 @@ def _fix_file(res, args, unsafe, resolver, registry, diffs, written):
     # Re-lint the fixed file so reported positions match its new content.
     is_jit = settings.is_jit(res.abspath)
     again = lint_file(res.abspath, res.path, res.language, settings, is_jit, registry)
-    return again.diagnostics, again.source, len(fixed)
+    return again.diagnostics, again.source, severity_counts(fixed)
 
 
 def _lint_bytes(res, data: bytes, settings, registry):
@@ -886,8 +892,11 @@ def _lint_bytes(res, data: bytes, settings, registry):
         return None
 
 
-def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, results=()):
-    """The report as an iterable of strings (text, json and github are generated as written)."""
+def _render(
+    args, diagnostics, sources, registry, unsafe, fixed_count, checked, results=(), stream=None
+):
+    """The report as an iterable of strings (text, json and github are generated as written).
+    `stream`: where it goes, when not stdout (its being a terminal decides the colour)."""
     fmt = args.output_format
 
     def fix_available(d):
@@ -897,7 +906,7 @@ def _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, 
         from .output import text
 
         color = text.use_color(
-            getattr(args, "color", None), None if args.output_file else sys.stdout
+            getattr(args, "color", None), None if args.output_file else stream or sys.stdout
         )
         if args.statistics:
             from .inspect import statistics_tail

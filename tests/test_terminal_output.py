@@ -371,3 +371,71 @@ def test_main_in_process_concise(tree, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert rc == 1 and "\x1b" not in out
     assert out.splitlines()[-2] == "Found 2 errors, 2 warnings."
+
+
+def test_fixed_findings_are_counted_by_severity(tree):
+    # CU001 is an error, CU003 a warning: the summary says which were fixed.
+    p = kernlint(tree, "--fix", "--unsafe-fixes")
+    assert p.returncode == 1, p.stderr
+    assert "Fixed 1 error, 2 warnings.\n" in p.stdout
+    assert "Found 1 error.\n" in p.stdout  # (CU002 in b.cuh has no fix)
+    only = kernlint(tree, "--fix", "--unsafe-fixes", "--fix-only")
+    assert only.stdout == ""  # (everything fixable was fixed by the first run)
+
+
+def test_fix_only_and_stdin_count_fixed_warnings(tree):
+    a = tree / A
+    a.write_text(A_CUH.replace("\u2014", "-"), encoding="utf-8")
+    p = kernlint(tree, "--fix-only", "--unsafe-fixes")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "Fixed 2 warnings.\n"
+    fed = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", "--no-cache", "--stdin-filename", A]
+        + ["--diff", "--unsafe-fixes", "-"],
+        cwd=tree,
+        input=A_CUH,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Would fix 1 error, 2 warnings.\n" in fed.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals")
+def test_stdin_fix_colours_the_report_on_a_terminal_stderr(tree):
+    # With `--fix` and stdin, stdout carries the fixed text (never coloured) and the report
+    # goes to stderr: its colour follows stderr.
+    import pty
+
+    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    environ["TERM"] = "xterm"
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kernlint", "check", "--no-cache", "--stdin-filename", A]
+            + ["--fix", "-"],
+            cwd=tree,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=environ,
+        )
+        os.close(follower)
+        follower = -1
+        out, _ = proc.communicate(A_CUH.encode(), timeout=120)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    err = b"".join(chunks).decode("utf-8")
+    assert out.decode() == A_CUH.replace("\u2014", "--")  # (the fixed text, no escapes)
+    assert "\x1b[" in err and "CU003" in plain(err) and "Fixed 1 error." in plain(err)

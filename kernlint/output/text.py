@@ -233,10 +233,17 @@ def severity_counts(diagnostics) -> dict[str, int]:
     return {k: v for k, v in counts.items() if v}
 
 
+def counted(counts: dict[str, int]) -> str:
+    """`2 errors, 1 warning` (`0 errors` for none), errors first."""
+    order = {"error": 0, "warning": 1, "info": 2}
+    kinds = sorted((k for k, n in counts.items() if n), key=lambda k: order.get(k, 3))
+    return ", ".join(_plural(counts[k], k) for k in kinds) or "0 errors"
+
+
 def summary(
     counts,
     fixable: int,
-    fixed: int = 0,
+    fixed: dict[str, int] | int = 0,
     unsafe_hidden: int = 0,
     *,
     color: bool = False,
@@ -248,8 +255,10 @@ def summary(
     if isinstance(counts, int):
         counts = {"error": counts} if counts else {}
     lines = []
+    if isinstance(fixed, int):
+        fixed = {"error": fixed} if fixed else {}
     if fixed:
-        lines.append(paint(PASSED, f"Fixed {_plural(fixed, 'error')}."))
+        lines.append(paint(PASSED, f"Fixed {counted(fixed)}."))
     if not counts:
         lines.append(paint(PASSED, "All checks passed!") if not fixed else "No errors remain.")
         return "\n".join(lines) + "\n"

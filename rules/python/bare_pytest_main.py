@@ -5,26 +5,23 @@ In a Python file under the registered-tests root (`test/registered/` by default;
 `registered-tests-roots` setting; `__init__.py` and `conftest.py` aside), reports:
 
 * a `pytest.main(...)` call in an `if __name__ == "__main__":` block whose exit code is not
-  propagated. Accepted, as by SGLang's `check_no_bare_pytest_main` pre-commit hook:
-  `sys.exit(pytest.main(...))`, `raise SystemExit(pytest.main(...))`, and the result assigned
-  to a name that the block passes to `sys.exit(...)` or `raise SystemExit(...)`
-  (`rc = pytest.main(...)` then `sys.exit(rc)`). The block may be written either way round
-  (`"__main__" == __name__`) and sit anywhere (inside a function too); calls inside functions
-  defined in the block are not judged. The finding sits on the call.
-* a file with an enabled module-level registration (a `register_<backend>_ci(...)` call
-  without `disabled=`) that has no module-level `if __name__ == "__main__":` block holding a
-  call (missing, or only `pass`). SGLang's collector requires exactly that form:
-  `__name__` on the left, `==`, at module level. The finding sits on the first enabled
-  registration.
+  propagated. Accepted, as by SGLang's `check_no_bare_pytest_main` hook:
+  `sys.exit(pytest.main(...))`, `raise SystemExit(pytest.main(...))`, or the result assigned
+  to a name the block passes to either. The guard may be written either way round and sit
+  anywhere (in a function too); calls in functions defined in the block are not judged.
+* a file with an enabled module-level registration (a `register_<backend>_ci(...)` without
+  `disabled=`) but no module-level `if __name__ == "__main__":` block holding a call (missing,
+  or only `pass`): SGLang's collector requires exactly that form, `__name__` on the left.
+  The finding sits on the first enabled registration.
 
 Not reported, by design: `pytest.main` called under another name (`from pytest import main`,
 `import pytest as pt`), which the hook does not recognize either.
 
 ## Why is this bad?
 CI runs each registered test as `python3 file.py`. `pytest.main()` returns the exit code
-instead of raising: when it is dropped, the process exits 0 and failing tests show green. And
-without an executable `__main__` block the file runs nothing at all: SGLang's collector
-(`collect_tests`) rejects such a file and stops the CI run.
+instead of raising: dropped, the process exits 0 and failing tests show green. Without an
+executable `__main__` block the file runs nothing: SGLang's collector rejects it and stops
+the CI run.
 
 ## Example
 ```python

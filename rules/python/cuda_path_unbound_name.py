@@ -1,68 +1,59 @@
 """Reports names bound only on ROCm/aiter branches but used on the CUDA path.
 
 ## What it does
-For each scope (module or function), finds names whose every binding (import, assignment,
-`def`, `class`, `for` target, `with ... as`) sits in a branch that cannot run on CUDA:
-`if _use_aiter:`, `if _is_hip:`, `else:` of `if _is_cuda:`, code after
-`if not _use_aiter: return`, and so on. Then reports each use of such a name that the CUDA path
-can reach. A binding on the CUDA side (an `else:`, an earlier unconditional binding) makes the
-name safe.
+Reports the uses reachable on CUDA of a name that its scope binds only in branches that
+cannot run on CUDA (`if _use_aiter:`, `if _is_hip:`, the `else:` of `if _is_cuda:`). A
+binding on the CUDA side (an `else:`, an earlier one) makes the name safe.
 
-A use is not on the CUDA path, and is not reported, when:
-- a condition around it, or an early exit before it, is false on CUDA: platform checks,
-  HIP-only predicates (`mxfp_supported()`), names assigned such a condition, module functions
-  whose every `return` is false on CUDA, names whose words say aiter, HIP, ROCm, AMD,
-  gfx/MI3xx, MoRI, NPU, Ascend or XPU (`self.use_aiter_moe`), and unknown conditions that name
-  a platform (`if envs.SGLANG_USE_AITER_X.get():`);
-- it sits in a function, class or module named for a platform (`forward_aiter`,
-  `aiter_backend.py`, an `amd/` or `rocm/` package) or documented as running only there;
-- it sits in a private helper referenced only off the CUDA path (or not at all), or in a
-  method of a class whose `__init__` raises on CUDA;
-- the scope holds `from x import *`, the name is `global`/`nonlocal`, the use is inside a `try:`
-  catching `NameError`, or it is an annotation.
+Not reported:
+- uses under a condition (or after an early exit) false on CUDA: platform checks, HIP-only
+  predicates (`mxfp_supported()`), names or functions returning one, names saying aiter,
+  HIP, ROCm, AMD, gfx/MI3xx, MoRI, NPU, Ascend or XPU (`self.use_aiter_moe`), unknown
+  conditions naming a platform;
+- uses in code named for a platform (`forward_aiter`, `aiter_backend.py`, an `amd/`
+  package) or documented as running only there;
+- uses in private helpers referenced only off the CUDA path (or nowhere), or in methods of a
+  class whose `__init__` raises on CUDA;
+- scopes with `from x import *`, `global`/`nonlocal` names, uses inside a `try:` catching
+  `NameError`, annotations.
 
-The rule is in preview. Known false positives are guards that live in data, not conditions
-(a configuration whose constructor raises on CUDA, `x is not None` where only aiter produces
-`x`, public helpers called only from aiter-only functions).
+In preview; known false positives: guards held in data (a constructor that raises on CUDA,
+`x is not None` where only aiter sets `x`, public helpers called only from aiter-only code).
 
 ## Why is this bad?
-SGLang runs the same Python on CUDA and ROCm. A name that only exists when `_use_aiter` is true
-but is used unconditionally is a `NameError` (or `UnboundLocalError` in a function) waiting for
-every CUDA user -- typically found in production, on the first request that takes that line.
-The guide's rule: never break the CUDA path in the `else:` branch.
+SGLang runs the same Python on CUDA and ROCm: such a use is a `NameError` (or
+`UnboundLocalError`) on CUDA, often first seen in production.
 
 ## Example
 ```python
 from sglang.srt.utils import get_bool_env_var, is_hip
 
-_is_hip = is_hip()
-_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip
+_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and is_hip()
 if _use_aiter:
     from aiter import rmsnorm2d_fwd as rms_norm
 
 
-def forward(x, w):
-    return rms_norm(x, w, 1e-6)
+def forward(x):
+    return rms_norm(x)
 ```
 
 ## Use instead
 ```python
 from sglang.srt.utils import get_bool_env_var, is_hip
 
-_is_hip = is_hip()
-_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip
+_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and is_hip()
 if _use_aiter:
     from aiter import rmsnorm2d_fwd as rms_norm
 else:
     from sgl_kernel import rmsnorm as rms_norm
 
 
-def forward(x, w):
-    return rms_norm(x, w, 1e-6)
+def forward(x):
+    return rms_norm(x)
 ```
 
 ## Fix safety
-No automatic fix: what the CUDA path should use instead is the author's decision.
+No automatic fix: what CUDA should use instead is the author's call.
 """
 
 from __future__ import annotations

@@ -1,45 +1,34 @@
 """Reports CI registrations that SGLang's test collector drops, misreads or rejects.
 
 ## What it does
-Reports `register_cuda_ci(...)` and the other registration functions of SGLang's
-`ci_register` module (`register_amd_ci`, `register_cpu_ci`, `register_musa_ci`,
-`register_npu_ci`, `register_xpu_ci`, `register_mlx_ci`) where CI's collector, which reads
-them from the file's syntax tree without running it, would do something other than what the
-call says. Each message says what the collector does with it.
+Reports calls of SGLang's `ci_register` functions (`register_cuda_ci`, `register_amd_ci`,
+`register_cpu_ci`, `register_musa_ci`, `register_npu_ci`, `register_xpu_ci`,
+`register_mlx_ci`) that CI's collector, reading the syntax tree without running the file,
+does not take as written:
 
-Dropped silently (the collector reads only a module-level statement that is just the call):
-- a registration under a module-level `if`, `try`, `with`, `for`, `while` or `match`;
-- an assigned result or a registration inside another expression;
-- an attribute call (`ci_register.register_cuda_ci(...)`) or a renamed import.
+- dropped: a registration under a module-level `if`, `try`, `with`, `for`, `while` or
+  `match`; an assigned result or a call inside another expression; an attribute call
+  (`ci_register.register_cuda_ci(...)`) or a renamed import;
+- misread (only literals are read): a non-literal `nightly` (read as not nightly) or
+  `disabled` (read as absent: the test runs);
+- accepted, against the add-jit-kernel guide: `nightly=True` on `register_cuda_ci` (CUDA jobs
+  never pass `--nightly`); a `stage` holding `-test-` (no job runs the doubled suite name);
+  `suite=None`, `stage=None` or `runner_config=None`;
+- rejected, stopping the collection: a signed, string, `None` or missing
+  `est_time`; not exactly one of the `stage`/`runner_config` pair or `suite`; a `disabled`
+  that is not a string, a `nightly` that is not `True`/`False`, a non-string literal
+  `suite`, `stage` or `runner_config`; an unknown keyword, an argument given twice, over four
+  positional arguments, a late `*` or a `**` argument.
 
-Misread (only a literal is read): a non-literal `nightly` (not a nightly registration) or
-`disabled` (the test runs in CI).
-
-Accepted, but not what the add-jit-kernel guide says:
-- `nightly=True` on `register_cuda_ci` (CUDA jobs never pass `--nightly`: never run; use
-  `stage="nightly"` with a `runner_config`);
-- a `stage` holding `-test-` (the suite name doubles the infix: no job runs it);
-- `suite=None`, `stage=None` or `runner_config=None`.
-
-Rejected (the collector stops and every CI job that collects tests fails):
-- a signed, string, `None` or missing `est_time`;
-- not exactly one of the `stage`/`runner_config` pair or `suite`;
-- `disabled=` that is not a reason string, a `nightly` that is not `True`/`False`, a
-  non-string literal `suite`, `stage` or `runner_config`;
-- an unknown keyword, an argument given twice, more than four positional arguments, a late
-  starred argument or a `**` argument.
-
-Not reported, by design: non-literal `est_time`/`suite`/`stage`/`runner_config` and
-registrations inside functions or classes (`non-literal-ci-registration` reports those); a
-function imported under a registration name from elsewhere; other `register_*_ci` names; an
+Not reported: non-literal `est_time`/`suite`/`stage`/`runner_config` and registrations
+inside functions or classes (`non-literal-ci-registration` reports those); a function
+imported under a registration name from elsewhere; other `register_*_ci` names; an
 `est_time` of `True`/`False`; unknown suite names.
 
 ## Why is this bad?
-SGLang's unified runner `test/run_suite.py` collects `register_*_ci(...)` calls by parsing
-each test file's syntax tree. A registration it drops leaves the test unscheduled (or fails
-the "No CI registry found" sanity check only when it was the file's last one), a misread
-`disabled` runs a test that was meant to be skipped, and the shapes it rejects stop the
-collection for every suite, found only when CI runs.
+SGLang's `test/run_suite.py` collects registrations by parsing each file. A dropped
+registration leaves the test unscheduled, a misread `disabled` runs a test meant to be
+skipped, and a rejected one stops the collection for every suite.
 
 ## Example
 ```python

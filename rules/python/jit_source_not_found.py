@@ -4,13 +4,11 @@
 In a call of SGLang's JIT loader `load_jit(...)` (`sglang.kernels.jit.utils`, or
 `sglang.jit_kernel.utils` in older releases, however imported), reports each literal string
 of `cuda_files=[...]` or `cpp_files=[...]` that names no file where the loader looks for it:
-`<JIT root>/csrc/<name>`. The JIT root is the directory holding both `csrc/` and
-`include/` (`python/sglang/kernels/jit` in the SGLang repository, `sglang/kernels/jit` or
-`sglang/jit_kernel` in an installed package). kernlint finds it from the checked file, as the
-nearest directory above it that is, or holds, that package directory (`kernels/jit`,
-`sglang/kernels/jit`; `jit_kernel`, `sglang/jit_kernel` for the older loader). A project
-whose JIT tree lives elsewhere sets `jit-source-root` in its config (relative to the config
-file). When a file's own name appears elsewhere under `csrc/`, the message names where.
+`<JIT root>/csrc/<name>`. The JIT root, holding both `csrc/` and `include/`, is the nearest
+directory above the checked file that is, or holds, `kernels/jit` or `sglang/kernels/jit`
+(`jit_kernel`, `sglang/jit_kernel` for the older loader). A project whose JIT tree lives elsewhere sets `jit-source-root` in its config
+(relative to the config file). When a file of that name exists elsewhere under `csrc/`, the
+message names it.
 
 Not reported: absolute paths (the loader passes them through as written), entries that are
 not plain string literals (f-strings, variables, `str(path)`), and every call of a file

@@ -1,33 +1,26 @@
-"""Reports calls of a JIT module's export with another number of arguments than the C++
-function takes.
+"""Reports JIT module exports called with the wrong number of arguments.
 
 ## What it does
-Pairs a Python call of a JIT module's exported function with the C++ function the export
-wraps, and reports the call when the number of arguments differs from the number of
-parameters. The module is one a function of the same file builds: a `@cache_once` factory
-whose every `return` is a `load_jit(...)` call (called as `_factory(...).export(...)` or
-through a local), or `m = load_jit(...)` then `m.export(...)` in one function.
+Reports a JIT module export call whose argument count differs from the wrapped C++
+function's parameter count. The module is built in the same file: by a `@cache_once` factory
+whose every `return` is a `load_jit(...)` call, or by `m = load_jit(...)` in the calling
+function. The C++ function (free, template, or static member of a class or class
+template) is found through the literal `cuda_wrappers` / `cpp_wrappers` in the named files
+and their JIT headers. C++ default arguments do not count: TVM-FFI calls through the
+function's type, which has none.
 
-The export is looked up in the call's literal `cuda_wrappers` / `cpp_wrappers`, and the symbol
-in the named files and the JIT headers they include (as `jit-wrapper-not-found` does). The C++
-function may be a free function, a function template, or a static member function of a class
-or class template (`Kernel<{args}>::run`). C++ default arguments do not count: TVM-FFI calls
-the function through its type, which has none, and raises a `TypeError` on any other count
-(the message says so when the function has defaults).
-
-Not reported, by design (precision first):
-- calls that unpack arguments or pass keyword arguments;
-- non-literal wrapper lists, `**kwargs` or `header_only=` other than `True` in `load_jit`, an
-  export not in the lists, a module name reassigned or taken as a parameter;
-- symbols that are not plain names, touch a macro or an unparsed region, or have a qualifier
-  that is an alias or template parameter; a missing JIT root, named file or include;
-- declarations that disagree on the parameter count or are not functions; parameter packs,
-  C varargs, non-static members, no declaration found;
-- factories returning modules whose functions for that export differ in parameter count.
+Not reported:
+- calls unpacking arguments or passing keywords;
+- non-literal wrapper lists, `**kwargs`, `header_only=` other than `True`, unlisted exports,
+  a module name reassigned or a parameter;
+- symbols that are not plain names, touch a macro or unparsed region, or are qualified by an
+  alias or template parameter; a missing JIT root, file or include;
+- declarations disagreeing on the count or not functions; parameter packs, C varargs,
+  non-static members, no declaration;
+- factories whose modules differ in that count.
 
 ## Why is this bad?
-The mismatch is a `TypeError` on the first call, found only when a GPU test runs that
-code path; after a change to a launcher's signature, every caller must follow.
+The call is a `TypeError`, found only when a GPU test runs it.
 
 ## Example
 ```python
@@ -40,7 +33,7 @@ def _jit_scale_module():
     return load_jit(
         "scale",
         cuda_files=["elementwise/scale.cuh"],
-        cuda_wrappers=[("scale", "ScaleKernel::run")],
+        cuda_wrappers=[("scale", "scale")],
     )
 
 
@@ -50,12 +43,7 @@ def scale(out, src, factor):
 
 ```cuda
 // csrc/elementwise/scale.cuh
-#include <tvm/ffi/container/tensor.h>
-namespace sglang {
-struct ScaleKernel {
-  static void run(tvm::ffi::TensorView out, tvm::ffi::TensorView src, double factor);
-};
-}  // namespace sglang
+void scale(tvm::ffi::TensorView out, tvm::ffi::TensorView src, double factor);
 ```
 
 ## Use instead
@@ -69,7 +57,7 @@ def _jit_scale_module():
     return load_jit(
         "scale",
         cuda_files=["elementwise/scale.cuh"],
-        cuda_wrappers=[("scale", "ScaleKernel::run")],
+        cuda_wrappers=[("scale", "scale")],
     )
 
 
@@ -79,12 +67,7 @@ def scale(out, src, factor):
 
 ```cuda
 // csrc/elementwise/scale.cuh
-#include <tvm/ffi/container/tensor.h>
-namespace sglang {
-struct ScaleKernel {
-  static void run(tvm::ffi::TensorView out, tvm::ffi::TensorView src, double factor);
-};
-}  // namespace sglang
+void scale(tvm::ffi::TensorView out, tvm::ffi::TensorView src, double factor);
 ```
 
 ## Fix safety

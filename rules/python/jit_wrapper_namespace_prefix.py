@@ -5,11 +5,10 @@ In a call of SGLang's JIT loader `load_jit(...)` (however imported), reports a
 `cuda_wrappers` / `cpp_wrappers` symbol that starts with `sglang::` or `::sglang::` (after
 an optional `&`), as a string literal or an f-string, and offers to remove the prefix.
 
-Reported only where the loader of the checked tree writes its wrappers inside
-`namespace sglang`: kernlint reads the loader's own source in the JIT root's `utils/`. The
-older loader of `sglang/jit_kernel` (SGLang 0.5.15 and before) writes them at global scope,
-where the prefix is needed: its calls are not reported. Not reported either when the JIT
-root cannot be found (see `jit-source-not-found`).
+Reported only where the checked tree's loader (read from its source) writes the wrappers
+inside `namespace sglang`. The older loader of `sglang/jit_kernel` (SGLang 0.5.15 and
+before) writes them at global scope, where the prefix is needed: its calls are not reported.
+Not reported either when the JIT root cannot be found (see `jit-source-not-found`).
 
 ## Why is this bad?
 SGLang's JIT kernel guide (Conventions): the loader already emits the wrapper inside
@@ -37,7 +36,7 @@ namespace sglang {
 struct ScaleKernel {
   static void run();
 };
-}  // namespace sglang
+}
 ```
 
 ## Use instead
@@ -61,20 +60,16 @@ namespace sglang {
 struct ScaleKernel {
   static void run();
 };
-}  // namespace sglang
+}
 ```
 
 ## Fix safety
-The fix deletes the prefix. Inside `namespace sglang`, `X` and `sglang::X` name the same
-entity when `X` (its first component) is declared directly in `namespace sglang`:
-unqualified lookup stops at that namespace. The fix is safe when kernlint confirms that:
-the tree's loader writes the wrappers inside `namespace sglang`; the named files or the JIT
-headers they include declare the first component directly in `namespace sglang`; and no
-anonymous or inline namespace inside `sglang`, and no namespace that a `using namespace`
-directive nominates, declares the same name, and no `namespace sglang` is nested in itself
-(each could let the unqualified name find another or an ambiguous entity). Otherwise (a
-macro, an unparsed region, a file that cannot be read, no loader found) the fix is offered
-as unsafe.
+The fix deletes the prefix. It is safe when kernlint confirms that `X` and `sglang::X` name
+the same entity: the loader writes the wrappers inside `namespace sglang`; the named files
+or their JIT headers declare the first component directly in `namespace sglang`; no
+anonymous or inline namespace inside it, and no namespace a `using namespace` nominates,
+declares the same name; no `namespace sglang` is nested in itself. Otherwise (a macro, an
+unparsed region, an unreadable file, no loader found) it is unsafe.
 """
 
 from __future__ import annotations

@@ -1,31 +1,28 @@
 """Reports `load_jit` wrapper symbols that the named C++ files do not declare.
 
 ## What it does
-In a call of SGLang's JIT loader `load_jit(...)` (however imported), reads the C++ files of
-`cuda_files` / `cpp_files` (resolved under the JIT root's `csrc/` as the loader does) and the
-headers they include from the JIT tree, and reports each `cuda_wrappers` / `cpp_wrappers`
-symbol none of them declares. The symbol is read as the loader writes it inside `namespace
-sglang`: `&`, parentheses, template arguments (f-string holes inside them included) and a
-leading `sglang::` or `::` are stripped; `fn`, `ns::fn`, `Class::method` and
-`Class<...>::method` are looked up. Any declaration of the name counts: a function, template,
-member (declared in the class or out of line), static member, variable or `using` alias.
+In a call of SGLang's JIT loader `load_jit(...)`, reports each `cuda_wrappers` /
+`cpp_wrappers` symbol that neither the `cuda_files` / `cpp_files` (under the JIT root's
+`csrc/`) nor the JIT headers they include declare. The symbol is read as the loader writes
+it inside `namespace sglang` (`&`, parentheses, template arguments and a leading `sglang::`
+or `::` stripped): `fn`, `ns::fn`, `Class::method`, `Class<...>::method`. Any declaration
+counts (function, template, member, variable, `using` alias).
 
-Not reported, by design (precision first):
-- a named file missing (`jit-source-not-found` reports it) or unreadable, a non-literal name,
-  `**kwargs` or `header_only=` other than `True`;
+Not reported:
+- a missing (`jit-source-not-found` reports it) or unreadable file, a non-literal name,
+  `**kwargs`, `header_only=` other than `True`;
 - a symbol that is not a plain name once stripped (`f"{kernel}::run"`);
-- a part of the symbol in a `#define` or an unparsed region (preprocessor branch, syntax
-  error);
-- a qualifier that is an alias, a template parameter or a using-declaration, a class with base
-  classes or with no body in these files;
-- a first qualifier declared nowhere but used as `name::`, an include not found, a
-  `using namespace` of an unknown namespace, no JIT root;
+- a symbol part in a `#define` or unparsed region (preprocessor branch, syntax error);
+- a qualifier that is an alias, template parameter or using-declaration; a class with bases
+  or no body in these files;
+- an undeclared first qualifier used as `name::`, an include not found, `using namespace`
+  of an unknown namespace, no JIT root;
 - a symbol the other list's files declare.
 
 ## Why is this bad?
 The loader emits `TVM_FFI_DLL_EXPORT_TYPED_FUNC(export, (symbol));` after including the
-named files; a misspelled or renamed class or function fails to compile, which is found only
-when a GPU test first builds the module.
+named files: a misspelled or renamed symbol fails to compile, found only when a GPU test
+first builds the module.
 
 ## Example
 ```python
@@ -48,7 +45,7 @@ namespace sglang {
 struct ScaleKernel {
   static void run();
 };
-}  // namespace sglang
+}
 ```
 
 ## Use instead
@@ -72,7 +69,7 @@ namespace sglang {
 struct ScaleKernel {
   static void run();
 };
-}  // namespace sglang
+}
 ```
 
 ## Fix safety

@@ -1,30 +1,27 @@
 """Reports tensor checks in a JIT kernel's per-call entry point.
 
 ## What it does
-In a module-level function that calls a `@cache_once` JIT module factory of the same file (a
-`@cache_once` function that calls `load_jit(...)`) and then calls the module it returns
-(`module = _jit_module(x.dtype); module.run(...)`), reports each statement of the function's
-own body that checks a tensor property on every call: `assert <condition>`, or
-`if <condition>: raise ...`, where the condition reads `.shape`, `.dtype`, `.device`, `.ndim`,
-`.is_cuda` or calls `.is_contiguous()`, `.size()`, `.stride()`, `.dim()`, `.numel()` on a name.
+In a module-level function that calls the module a `@cache_once` factory of the same file
+builds with `load_jit(...)` (`_jit_module(x.dtype).run(...)`), reports each statement of its own body that checks a
+tensor on every call: `assert <condition>` or `if <condition>: raise ...`, where the
+condition reads `.shape`, `.dtype`, `.device`, `.ndim`, `.is_cuda` or calls
+`.is_contiguous()`, `.size()`, `.stride()`, `.dim()`, `.numel()` on a name.
 
-Not reported, by design:
-- checks inside the factory (they run once per specialisation), in a nested block
-  (`if debug: assert ...`) or in a nested function;
-- conditions that pick between modules or a fallback without raising;
+Not reported:
+- checks inside the factory, in a nested block (`if debug: assert ...`) or nested function;
+- conditions picking a module or a fallback without raising;
 - entry points calling a factory imported from another module;
 - a contiguity check of a tensor the function then reshapes or views (`x.view(-1, d)`);
-- checks of anything else (device capability, flags, integer arguments).
+- other checks (device capability, flags, integer arguments).
 
-The rule is in preview: checks that C++ cannot express (a page shape of a flattened view,
-pinned host memory) are still reported.
+In preview: checks C++ cannot express (a flattened view's page shape, pinned host memory)
+are still reported.
 
 ## Why is this bad?
-SGLang's JIT kernel guide puts each check where it is cheapest: tensor invariants in the C++
-launcher (`TensorMatcher`, `CHECK_HOST`: free next to a kernel launch), compile-key checks in
-the `@cache_once` factory (once per specialisation). What stays in the per-call entry point
-costs interpreter time on every forward pass: "the per-call entry point should be nothing but
-picking the module and allocating `out`".
+SGLang's JIT kernel guide keeps the per-call entry point to picking the module and
+allocating `out`: tensor invariants go in the C++ launcher (`TensorMatcher`, `CHECK_HOST`),
+compile-key checks in the `@cache_once` factory (once per specialisation). A check left in
+the entry point costs interpreter time on every forward pass.
 
 ## Example
 ```python
@@ -39,7 +36,7 @@ def _jit_scale_module(dtype):
 
 
 def scale(src, factor):
-    assert src.is_contiguous(), "src must be contiguous"
+    assert src.is_contiguous()
     out = torch.empty_like(src)
     _jit_scale_module(src.dtype).scale(out, src, factor)
     return out

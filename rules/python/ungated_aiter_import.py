@@ -1,51 +1,38 @@
-"""Reports aiter imports that can run where aiter is not enabled, on a path that did not
-select aiter.
+"""Reports aiter imports that can run where aiter is not enabled.
 
 ## What it does
-Looks at `import aiter...`, `from aiter... import ...`, `importlib.import_module("aiter...")`
-and `__import__("aiter...")`, and asks: can this import run on a machine where aiter is not
-enabled (CUDA, or ROCm with `SGLANG_USE_AITER` off or aiter not installed), on a path that
-did not choose aiter? The `aiter-import-policy` setting picks how that is answered.
+Reports aiter imports (statements, `importlib.import_module`, `__import__`) that can run on
+CUDA, or on ROCm with `SGLANG_USE_AITER` off, on a path that did not choose aiter. The
+`aiter-import-policy` setting decides how:
 
 ### `reachable` (the default)
-An import is reported when a CUDA machine or a ROCm machine without aiter reaches it on a path
-that did not choose aiter. On both, aiter gates (`_use_aiter`, `USE_AITER*`, names derived
-from `SGLANG_USE_AITER`) and conditions naming aiter are false; `_is_hip` holds on ROCm only;
-environment switches take their declared default (`get_bool_env_var("X", default=...)`,
-`X = EnvBool(...)` for `envs.X.get()`); a `try:` catching ImportError (or broader) is a guard.
-Where the import sits then decides:
-- module level in a package: reported when the module is loaded on such a path (kernlint
-  follows the package's imports on disk; a module nothing imports counts as loaded unless its
-  name says aiter). The finding names the importer;
-- module level in a script: reported, unless the file is a test registered for AMD CI only;
-- in a function: reported when the function itself chooses the path (its own `if`, `else`,
-  early exit or conditional expression).
+On such machines aiter gates (`_use_aiter`, `USE_AITER*`, flags read from
+`SGLANG_USE_AITER`) are false, `_is_hip` is ROCm-only, environment switches take their
+default, and a `try:` catching ImportError guards. Reported: a module-level import in a
+script or in a module loaded on such a path (kernlint follows the package's imports; an
+unimported module counts as loaded); an import in a function that itself chooses the path
+(its own `if` or early exit).
 
-Not reported, by design: wrappers with no condition of their own (the caller chooses);
-functions, classes or modules named for aiter; a function that already imported aiter
-unconditionally; modules imported only by name (`importlib`, class-path strings); chains of
-more than 6 unguarded imports; conditions on `self.x` flags.
+Not reported: wrappers with no condition of their own (the caller chooses); code named for
+aiter (function, class, module); a function that already imported aiter unconditionally;
+AMD-only registered tests; modules loaded by name (`importlib`, class-path strings); chains
+of over 6 unguarded imports; conditions on `self.x` flags.
 
 ### `lexical`
-Reports every import not lexically inside a branch that runs only when an aiter flag is true
-(`if _use_aiter:`, the `else:` of `if not _use_aiter:`, code after `if not _use_aiter:
-return`) or a `try:` catching ImportError. This is the guide's letter; measured on real code,
-it also reports aiter-only backends, wrappers and AMD-only tests, with far lower precision.
+Reports every import outside an aiter-gated branch (`if _use_aiter:`, code after
+`if not _use_aiter: return`) or a `try:` catching ImportError.
 
 ### `import-time`
-Reports only imports that execute when a module is imported on a CUDA machine: module-level
-aiter imports in a package `__init__.py`, and module-level imports of modules of the checked
-tree that import aiter at import time.
+Reports only module-level imports that run on CUDA: of aiter in a package `__init__.py`,
+and of checked modules that import aiter at import time.
 
 ## Why is this bad?
-On CUDA machines aiter is not installed: an unguarded import breaks every CUDA user of the
-module with `ModuleNotFoundError`. On ROCm, SGLang's guide makes aiter opt-in with
-`SGLANG_USE_AITER`, so even `if _is_hip:` is not enough: a ROCm user who turned aiter off (or
-whose aiter build lacks a kernel) must not pay for or fail on the import.
+On CUDA, where aiter is not installed, an unguarded import is a `ModuleNotFoundError`. On
+ROCm aiter is opt-in (`SGLANG_USE_AITER`), so `if _is_hip:` is not enough.
 
 ## Example
 ```python
-from sglang.srt.utils import get_bool_env_var, is_hip
+from sglang.srt.utils import is_hip
 
 _is_hip = is_hip()
 if _is_hip:
@@ -63,7 +50,7 @@ if _use_aiter:
 ```
 
 ## Fix safety
-No automatic fix: the gate to use, and what the CUDA path does instead, are the author's call.
+No automatic fix: what the CUDA path runs instead is the author's call.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The compile pass (`kernlint check --compile`): registers and spills of kernels, as findings."""

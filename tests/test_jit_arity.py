@@ -82,6 +82,7 @@ def test_warm_run_follows_a_parameter_added_in_the_named_file(tree):
     assert len(found) == 1 and found[0][0] == 14
     assert "called with 3 arguments" in found[0][1] and "takes 4 parameters" in found[0][1]
     assert "csrc/elementwise/scale.cuh:6" in found[0][1]
+    assert found[0][1].endswith("the call is a TypeError; pass 4 arguments")
     _write(cuh, CUH, 3)
     assert _same_as_uncached(tree) == []
 
@@ -93,6 +94,7 @@ def test_warm_run_follows_edits_of_an_included_header(tree):
     found = _same_as_uncached(tree)
     assert [row for row, _ in found] == [16]
     assert "takes 0 parameters" in found[0][1] and "common.cuh:3" in found[0][1]
+    assert found[0][1].endswith("; call it without arguments")
 
 
 def test_a_default_argument_does_not_make_the_call_valid(tree):

@@ -78,6 +78,9 @@ def test_warm_run_follows_edits_of_the_named_file(tree):
     found = _same_as_uncached(tree)
     assert [c for c, _ in found] == ["PY009"]
     assert "`run` in `ScaleKernel`" in found[0][1]
+    assert found[0][1].endswith(
+        ": fix the symbol, or add the file that declares it to `cuda_files`"
+    )
     _write(cuh, CUH, 3)
     assert _same_as_uncached(tree) == []
 

@@ -180,7 +180,9 @@ def _check_main_entry(ctx, has_guard: bool, blocks) -> None:
     ctx.report(
         *snippet_span(ctx, call.func, offset),
         'registered test without an `if __name__ == "__main__":` block that calls '
-        "something: SGLang's CI collector rejects it (`python3 file.py` would run nothing)",
+        "something: SGLang's CI collector rejects it (`python3 file.py` would run nothing); "
+        'add a module-level `if __name__ == "__main__":` block calling '
+        "`sys.exit(pytest.main([__file__]))`",
     )
 
 

@@ -179,7 +179,8 @@ def check(ctx) -> None:
                 ctx.report(
                     *node_span(ctx, use),
                     f"`{name}` is bound only when `{guard}` (line {_line(bindings[0])}) but "
-                    f"used here on the CUDA path: {kind} on CUDA",
+                    f"used here on the CUDA path: {kind} on CUDA; bind it on the CUDA path "
+                    f"too (an `else:` branch) or put this use under `if {guard}:`",
                 )
 
 

@@ -185,7 +185,8 @@ def _dropped(node, name, ancestors) -> str | None:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is node:
             return (
                 f"the result of `{name}(...)` is assigned: {_COLLECTOR} reads only a "
-                "registration that is a statement of its own and drops this one"
+                "registration that is a statement of its own and drops this one; drop the "
+                "assignment"
             )
         return _inside_expression(name)
     if isinstance(node.func, ast.Attribute):
@@ -204,7 +205,8 @@ def _dropped(node, name, ancestors) -> str | None:
 def _inside_expression(name: str) -> str:
     return (
         f"`{name}(...)` inside another expression: {_COLLECTOR} reads only a registration "
-        "that is a statement of its own and drops this one"
+        "that is a statement of its own and drops this one; make the call a statement of "
+        "its own"
     )
 
 
@@ -237,7 +239,8 @@ def _check_arguments(ctx, call, name: str, offset: int) -> None:
             call.args[len(PARAM_ORDER)],
             f"`{name}` takes at most {len(PARAM_ORDER)} positional arguments "
             f"({', '.join(PARAM_ORDER)}): the call raises TypeError when the file is imported "
-            f"and {_COLLECTOR} stops ('too many positional arguments')",
+            f"and {_COLLECTOR} stops ('too many positional arguments'); pass the rest by "
+            "keyword",
         )
     double_star = False
     for kw in call.keywords:
@@ -252,14 +255,15 @@ def _check_arguments(ctx, call, name: str, offset: int) -> None:
             report(
                 kw,
                 f"`{name}` has no argument `{kw.arg}`: the call raises TypeError when the file "
-                f"is imported and {_COLLECTOR} stops ('unknown argument')",
+                f"is imported and {_COLLECTOR} stops ('unknown argument'); use one of "
+                f"{', '.join(f'`{p}`' for p in PARAMS)}",
             )
         elif kw.arg in given:
             report(
                 kw,
                 f"`{kw.arg}` given twice to `{name}` (by position and by name): the call raises "
                 f"TypeError when the file is imported and {_COLLECTOR} stops "
-                "('duplicated argument')",
+                f"('duplicated argument'); give `{kw.arg}` once",
             )
         else:
             given[kw.arg] = kw.value
@@ -277,7 +281,8 @@ def _check_est_time(call, name, given, report) -> None:
         report(
             call.func,
             f"`{name}(...)` without `est_time`: {_COLLECTOR} stops ('est_time is a required "
-            "constant') and the call raises TypeError when the file is imported",
+            "constant') and the call raises TypeError when the file is imported; add "
+            "`est_time=<seconds>`",
         )
         return
     if not _is_literal(est):
@@ -288,14 +293,14 @@ def _check_est_time(call, name, given, report) -> None:
         report(
             est,
             f"signed `est_time`: {_COLLECTOR} reads only a plain number (`{sign}` makes an "
-            "expression) and stops ('est_time is a required constant'); the estimate is a "
-            "positive number of seconds",
+            "expression) and stops ('est_time is a required constant'); write a positive "
+            "number of seconds",
         )
     elif not isinstance(value, (int, float)):
         report(
             est,
             f"`est_time` is not a number: {_COLLECTOR} stops ('est_time must be a number'); "
-            "the estimate is a positive number of seconds",
+            "write a positive number of seconds",
         )
 
 
@@ -307,18 +312,20 @@ def _check_shape(call, name, given, report) -> bool:
         return True
     if not (stage or runner or suite):
         what = "names no suite (no `stage`/`runner_config`, no `suite`)"
+        do = "add `stage=` and `runner_config=`"
     elif suite:
         what = "gives both `suite` and `stage`/`runner_config`"
+        do = "keep either `suite` or the `stage`/`runner_config` pair"
+    elif stage:
+        what = "gives `stage` without `runner_config`"
+        do = "add `runner_config=`"
     else:
-        what = (
-            "gives `stage` without `runner_config`"
-            if stage
-            else ("gives `runner_config` without `stage`")
-        )
+        what = "gives `runner_config` without `stage`"
+        do = "add `stage=`"
     report(
         call.func,
         f"`{name}(...)` {what}: {_COLLECTOR} stops ('must specify exactly one of (stage, "
-        "runner_config) pair or suite')",
+        f"runner_config) pair or suite'); {do}",
     )
     return False
 
@@ -337,12 +344,13 @@ def _check_suite_values(name, given, report) -> None:
                 node,
                 f"`{key}=None` names no suite: {_COLLECTOR} reads the registration with no "
                 "suite, which no CI job runs (`run_suite.py` rejects it for CUDA, CPU, MUSA "
-                "and XPU)",
+                f'and XPU); write `{key}="<name>"`',
             )
         else:
             report(
                 node,
-                f"`{key}` is not a string: {_COLLECTOR} stops ('{key} must be a string')",
+                f"`{key}` is not a string: {_COLLECTOR} stops ('{key} must be a string'); "
+                f'write `{key}="<name>"`',
             )
     stage = values.get("stage")
     if stage is not None and ("-test-" in stage or stage.endswith("-test")):
@@ -363,13 +371,14 @@ def _check_flags(name, given, report) -> None:
             report(
                 nightly,
                 f"`nightly` is not a literal: {_COLLECTOR} reads only `True`/`False` here and "
-                "takes this as not given: the registration is not a nightly one",
+                "takes this as not given: the registration is not a nightly one; write "
+                "`nightly=True` or `nightly=False`",
             )
         elif not isinstance(value, bool):
             report(
                 nightly,
                 f"`nightly` is not `True`/`False`: {_COLLECTOR} stops ('nightly must be a "
-                "boolean')",
+                "boolean'); write `nightly=True` or `nightly=False`",
             )
         elif value and name == "register_cuda_ci":
             report(
@@ -385,7 +394,8 @@ def _check_flags(name, given, report) -> None:
             report(
                 disabled,
                 f"`disabled` is not a literal: {_COLLECTOR} reads only a string here and takes "
-                "this as not given: the test is not disabled, and runs in CI",
+                "this as not given: the test is not disabled, and runs in CI; write "
+                '`disabled="<why it is skipped>"`',
             )
         elif value is not None and not isinstance(value, str):
             report(

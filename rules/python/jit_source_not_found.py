@@ -111,4 +111,6 @@ def check(ctx) -> None:
                 others = [s for s in similar_sources(root, name) if s != name]
                 if others:
                     message += ": did you mean " + " or ".join(f"`{s}`" for s in others) + "?"
+                else:
+                    message += ": correct the path (relative to that folder) or add the file"
                 ctx.report(*node_span(ctx, elt), message)

@@ -338,9 +338,10 @@ class Mismatch:
         if sig.required != n:
             takes += f" ({n - sig.required} with defaults, which TVM-FFI does not apply)"
         passed = f"{self.passed} argument{'s' if self.passed != 1 else ''}"
+        do = f"pass {n} argument{'s' if n != 1 else ''}" if n else "call it without arguments"
         return (
             f"`{sig.export}` is called with {passed}, but `{sig.shown}` "
-            f"({sig.where}) takes {takes}: the call is a TypeError"
+            f"({sig.where}) takes {takes}: the call is a TypeError; {do}"
         )
 
 

@@ -130,7 +130,8 @@ def check(ctx) -> None:
                 ctx.report(
                     *node_span(ctx, node),
                     f"wrapper `{shown(node, text)}`: {what} in {names} or the JIT headers "
-                    + ("it includes" if len(own[2]) == 1 else "they include"),
+                    + ("it includes" if len(own[2]) == 1 else "they include")
+                    + f": fix the symbol, or add the file that declares it to `{kind}_files`",
                 )
 
 

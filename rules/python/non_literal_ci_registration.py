@@ -229,7 +229,8 @@ def _check_call(node, ctx, names) -> None:
         )
         ctx.report(
             *node_span(ctx, node.func),
-            f"`{name}` inside {kind}: CI only collects module-level registrations",
+            f"`{name}` inside {kind}: CI only collects module-level registrations; "
+            "move the call to module level",
         )
 
 
@@ -248,13 +249,15 @@ def _check_arguments(node, ctx, name, offset: int) -> None:
         if not _is_literal(arg):
             ctx.report(
                 *_span(ctx, arg, offset),
-                f"`{name}` argument `{POSITIONAL[i]}` is not a literal: CI reads it from the AST",
+                f"`{name}` argument `{POSITIONAL[i]}` is not a literal: CI reads it from the "
+                "AST; write the value itself",
             )
     for kw in node.keywords:
         if kw.arg in CHECKED and not _is_literal(kw.value):
             ctx.report(
                 *_span(ctx, kw.value, offset),
-                f"`{name}` argument `{kw.arg}` is not a literal: CI reads it from the AST",
+                f"`{name}` argument `{kw.arg}` is not a literal: CI reads it from the AST; "
+                "write the value itself",
             )
 
 

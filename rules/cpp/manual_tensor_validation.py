@@ -1,40 +1,34 @@
 """Reports hand-written checks of a `TensorView`'s shape, dtype, strides or device.
 
 ## What it does
-In a host function with `tvm::ffi::TensorView` (or `Optional<TensorView>`) parameters, reports
-a check (`RuntimeCheck(...)`, `CHECK_HOST(...)`, `TORCH_CHECK(...)`, `assert(...)`, or an
-`if (...)` whose body throws or calls `Panic`) whose condition reads a tensor's `.shape()`,
-`.size(i)`, `.dim()`, `.ndim()`, `.dtype()`, `.strides()`, `.stride(i)`, `.device()` or
-contiguity in a way `TensorMatcher` can express (equality of a size, stride, dtype or device;
-contiguity). The tensor is a parameter, `o.value()` of an optional one, a local bound to
-either, or the variable of a loop over a list of them. One finding per check.
+In a host function with `tvm::ffi::TensorView` (or `Optional<TensorView>`) parameters, reports a
+check (`RuntimeCheck`, `CHECK_HOST`, `TORCH_CHECK`, `assert`, or an `if` that throws or calls
+`Panic`) whose condition tests a tensor's rank, size, stride, dtype or device for equality, or
+its contiguity. The tensors are parameters, `o.value()` of optional ones, locals bound to them
+and loop variables over them.
 
 Not reported, by design (one `TensorMatcher` statement cannot say the same thing):
-- bounds and divisibility (`x.size(0) >= n`, `x.stride(0) % 8 == 0`), also mixed with an
-  equality of the same tensor;
+- bounds and divisibility (`x.size(0) >= n`, `x.stride(0) % 8 == 0`), also beside an equality of
+  the same tensor;
 - checks of a rank-generic tensor (rank compared with `<`/`>`, or tied to such a tensor);
 - in a helper the file calls, dtype, device or contiguity checks of a tensor whose shape it
   never reads;
-- checks under an `if` asking whether the tensor is there or where it lives (`if
-  (t.numel() > 0)`);
+- checks under an `if` asking whether the tensor is there or where it lives;
 - dtype checks against a DLPack code with no C++ type (`kDLBool`);
-- reads of those properties that are not checks (sizes, dtype dispatch), checks of values that
-  are not the function's tensors, and `include/sgl_kernel/**`.
+- `include/sgl_kernel/**`.
 
-Known misses: checks of a `tvm::ffi::Tensor` parameter, checks inside lambdas, `numel() == n`
-equalities, checks written through macros (`CHECK_CONTIGUOUS(x)`).
+Known misses: checks of `tvm::ffi::Tensor` parameters, in lambdas or through macros, and
+`numel() == n`.
 
 ## Why is this bad?
-`TensorMatcher` (with `SymbolicSize`, `SymbolicDType`, `SymbolicDevice`) checks a tensor's
-shape, dtype, strides and device in one declarative statement, binds the sizes it checks for
-later use, and reports mismatches with the tensor's name and the expected and actual values.
-Hand-written checks drift out of sync with the kernel, are easy to forget for one of several
-tensors, and give worse messages.
+`TensorMatcher` checks a tensor's shape, dtype, strides and device in one statement, binds the
+sizes for later use, and names the tensor and both values on a mismatch. Hand-written checks
+drift from the kernel, are easy to forget for one of several tensors, and give worse messages.
 
 ## Example
 ```cpp
 namespace sglang {
-void launch(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
+void launch(tvm::ffi::TensorView x) {
   host::RuntimeCheck(x.dim() == 2, "x must be 2-D");
 }
 }  // namespace sglang
@@ -43,16 +37,16 @@ void launch(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
 ## Use instead
 ```cpp
 namespace sglang {
-void launch(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
+void launch(tvm::ffi::TensorView x) {
   auto N = host::SymbolicSize{"num_tokens"};
   auto D = host::SymbolicSize{"hidden_size"};
-  host::TensorMatcher({N, D}).with_dtype<bf16_t>().verify(x).verify(out);
+  host::TensorMatcher({N, D}).with_dtype<bf16_t>().verify(x);
 }
 }  // namespace sglang
 ```
 
 ## Fix safety
-No automatic fix: the matcher needs symbolic names chosen by the author.
+No automatic fix: the author chooses the matcher's symbolic names.
 """
 
 from __future__ import annotations

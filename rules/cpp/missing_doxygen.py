@@ -1,37 +1,33 @@
 """Reports exported C++ entities of a JIT module without a Doxygen comment.
 
 ## What it does
-Reports, in JIT sources, an exported entity with no Doxygen comment (`///`, `//!`,
-`/** ... */` or `/*! ... */`) directly above it (only whitespace and macro words on its own
-line in between; in a run of comments one Doxygen comment is enough):
+Reports, in JIT sources, an exported entity with no Doxygen comment (`///`, `//!`, `/** ... */`
+or `/*! ... */`) directly above it (only whitespace and macro words between; in a run of
+comments one Doxygen comment is enough):
 - an FFI entry point: a host function with a `tvm::ffi::TensorView` parameter that no other
   function of the file calls and that takes no stream, a function exported with
   `TVM_FFI_DLL_EXPORT_TYPED_FUNC`, or a `load_jit(..., cuda_wrappers=[...])` target among the
-  checked files (for a member function, a comment above its class documents it too);
+  checked files (for a member function, a comment above its class counts too);
 - a public function or class template at namespace scope in a JIT `include/` header.
-
-The finding sits on the entity's name.
 
 Not reported, by design:
 - in headers: templates in `detail`, `details`, `impl`, `internal` or anonymous namespaces or
   under an `impl/` directory, names starting with `_`, `static` functions, specializations,
   declarations without a body, deduction guides, alias templates, concepts, variables and
   non-template functions;
-- outside headers: everything but the FFI entry points;
 - out-of-line member definitions, and code the parser could not understand.
 
 ## Why is this bad?
 SGLang's JIT kernel guide: "Document exported entities with `///` or `/** ... */` blocks using
-`\\brief`, `\\param`, `\\tparam`, `\\return`, the way `include/sgl_kernel/` does."
-`python -m sglang.kernels.jit` configures clangd to render Doxygen comments on hover, so a
+`\\brief`, `\\param`, `\\tparam`, `\\return`". clangd renders Doxygen comments on hover, so a
 documented launcher or header template explains its tensors' shapes, dtypes and template
-parameters where it is used. Plain `//` comments are for implementation notes inside a body.
+parameters where it is used.
 
 ## Example
 ```cuda
 namespace sglang {
 // Scale `src` into `dst`.
-void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src, float factor) {}
+void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src) {}
 }  // namespace sglang
 ```
 
@@ -39,12 +35,11 @@ void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src, float factor) {}
 ```cuda
 namespace sglang {
 /**
- * \\brief Validate the tensors and launch `scale_kernel`.
- * \\param dst    Output tensor; same shape / dtype / device as `src`
- * \\param src    Input tensor on CUDA
- * \\param factor Runtime scale factor
+ * \\brief Scale `src` into `dst`.
+ * \\param dst Output tensor, like `src`
+ * \\param src Input tensor on CUDA
  */
-void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src, float factor) {}
+void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src) {}
 }  // namespace sglang
 ```
 

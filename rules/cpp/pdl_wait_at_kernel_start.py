@@ -1,40 +1,35 @@
 """Reports a PDL wait that is the first thing a `__global__` kernel does.
 
 ## What it does
-In a `__global__` kernel, reports the Programmatic Dependent Launch wait (SGLang's
-`device::PDLWaitPrimary<...>()`, `cudaGridDependencySynchronize()`,
-`cutlass::arch::wait_on_dependent_grids()`, or inline asm `griddepcontrol.wait`) when it is
-the kernel's first statement that does work at run time. Statements that do no work do not
-count: `using` and `typedef`, `static_assert`, `constexpr` variables, `__shared__` arrays,
-local type definitions, empty statements. A wait inside a compile-time branch that opens the
-kernel (`if constexpr (kUsePDL)`, `#if __CUDA_ARCH__ >= 900`) or a nested block still counts
-as first.
+In a `__global__` kernel, reports the PDL wait (`device::PDLWaitPrimary<...>()`,
+`cudaGridDependencySynchronize()`, `cutlass::arch::wait_on_dependent_grids()`, or
+`griddepcontrol.wait` asm) when it is the kernel's first statement that does work at run time.
+`using`, `typedef`, `static_assert`, `constexpr` variables, `__shared__` arrays, local types and
+empty statements do no work. A wait inside a compile-time branch opening the kernel
+(`if constexpr (kUsePDL)`, `#if`) or a nested block still counts as first.
 
 Not reported, by design:
-- a wait after any run-time work, however small (an index from `threadIdx.x`, a parameter
-  copy, an early `return`): that is the overlap the guide asks for;
+- a wait after any run-time work, however small (an index from `threadIdx.x`, a parameter copy,
+  an early `return`);
 - a wait under a run-time condition (`if (use_pdl)`), and `PDLWaitPrimary<false>()`;
-- a wait after a declaration without initializer of a non-`__shared__` variable (a
-  constructor may run);
+- a wait after a declaration without initializer of a non-`__shared__` variable (a constructor
+  may run);
 - waits in `__device__` functions, and kernels the parser could not understand.
 
 ## Why is this bad?
-With PDL the dependent kernel starts while the preceding kernel is still finishing;
-`griddepcontrol.wait` then blocks until that kernel has completed and its writes are visible.
-What overlaps with the primary's tail is only what the kernel does *before* the wait: loading
-parameters, computing indices, prefetching buffers the primary never writes. SGLang's JIT
-kernel guide: "a kernel that waits on its first line gains nothing"; place `PDLWaitPrimary()`
-right before the first read of upstream data, not at the top of the kernel.
+With PDL a kernel starts while the preceding one is still finishing; the wait blocks until its
+writes are visible. Only work done *before* the wait overlaps with the primary's tail: loading
+parameters, computing indices, prefetching buffers the primary never writes. SGLang's JIT kernel
+guide: "a kernel that waits on its first line gains nothing".
 
 ## Example
 ```cuda
 namespace sglang {
 template <bool kUsePDL>
-__global__ void scale_kernel(float* __restrict__ dst, const float* __restrict__ src, uint32_t n) {
+__global__ void scale_kernel(float* __restrict__ dst, const float* __restrict__ src) {
   device::PDLWaitPrimary<kUsePDL>();
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) dst[i] = src[i] * 2.0f;
-  device::PDLTriggerSecondary<kUsePDL>();
+  const uint32_t i = threadIdx.x;
+  dst[i] = src[i] * 2.0f;
 }
 }  // namespace sglang
 ```
@@ -43,19 +38,16 @@ __global__ void scale_kernel(float* __restrict__ dst, const float* __restrict__ 
 ```cuda
 namespace sglang {
 template <bool kUsePDL>
-__global__ void scale_kernel(float* __restrict__ dst, const float* __restrict__ src, uint32_t n) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  device::PDLWaitPrimary<kUsePDL>();  // right before the first read of upstream data
+__global__ void scale_kernel(float* __restrict__ dst, const float* __restrict__ src) {
+  const uint32_t i = threadIdx.x;
+  device::PDLWaitPrimary<kUsePDL>();  // just before reading upstream data
   dst[i] = src[i] * 2.0f;
-  device::PDLTriggerSecondary<kUsePDL>();
 }
 }  // namespace sglang
 ```
 
 ## Fix safety
-No automatic fix: which statements may move above the wait depends on what the preceding
-kernel writes, which the kernel's source does not say.
+No automatic fix: what may move above the wait depends on what the preceding kernel writes.
 """
 
 from __future__ import annotations

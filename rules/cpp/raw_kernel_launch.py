@@ -4,11 +4,10 @@
 In JIT sources, reports each triple-chevron launch `kernel<<<grid, block, smem, stream>>>(...)`
 and each call to `cudaLaunchKernel`, `cudaLaunchKernelEx`, `cudaLaunchKernelExC` or
 `cudaLaunchCooperativeKernel`, and to their HIP counterparts (`hipLaunchKernel`,
-`hipLaunchKernelEx`, `hipLaunchKernelExC`, `hipLaunchCooperativeKernel`,
-`hipLaunchKernelGGL`: `host::LaunchKernel` serves ROCm builds too). The finding sits on the
-launch (`kernel<<<...>>>` or the function name), not on the enclosing function. A `<<<...>>>`
-in the body of a `#define` is reported on the chevrons, naming the macro (a launch API called
-inside a macro body is not seen).
+`hipLaunchKernelEx`, `hipLaunchKernelExC`, `hipLaunchCooperativeKernel`, `hipLaunchKernelGGL`:
+`host::LaunchKernel` serves ROCm builds too). A `<<<...>>>` in the body of a `#define` is
+reported on the chevrons, naming the macro (a launch API called inside a macro body is not
+seen).
 
 Never reported inside the project abstractions' own implementation (`include/sgl_kernel/**`,
 where `host::LaunchKernel` itself calls `cudaLaunchKernelEx`), inside a namespace of a

@@ -1,56 +1,38 @@
-"""Reports a load of upstream data that a `__global__` kernel makes before its PDL wait.
+"""Reports a `__global__` kernel's load of upstream data before its PDL wait.
 
 ## What it does
-In a `__global__` kernel that calls the Programmatic Dependent Launch wait
-(`device::PDLWaitPrimary<...>()`, `cudaGridDependencySynchronize()`,
-`cutlass::arch::wait_on_dependent_grids()`, `griddepcontrol.wait` asm), reports a load through
-a pointer parameter that comes before the first wait, when the buffer is likely produced by the
-preceding kernel:
+In a kernel that calls the PDL wait (`device::PDLWaitPrimary<...>()`,
+`cudaGridDependencySynchronize()`, `cutlass::arch::wait_on_dependent_grids()`,
+`griddepcontrol.wait` asm), reports a pointer parameter's first load before the first wait
+(`p[i]`, `*p`, `p->f`, `__ldg`, `.load`, `load_as`) when the preceding kernel likely produced
+the buffer:
+- another kernel of the file writes through a same-named pointer parameter, or
+- the parameter is named like an output (`out`, `output`, `dst`, or ending in `_out`, `_output`,
+  `_dst`), unless the name also says weight, scale, bias, table, `cos`, `sin` or `freq`.
 
-- another kernel of the same file writes through a pointer parameter of the same name, or
-- the parameter is named like an output (`out`, `output`, `dst`, or ending in `_out`,
-  `_output`, `_dst`), unless the name also says weight, scale, bias, table, `cos`, `sin` or
-  `freq`.
-
-"Before" is statement order (including earlier blocks and the conditions of enclosing `if`s
-and loops). A load is `p[i]`, `*p`, `p->f` used as a value, `__ldg(p + i)`, `vec.load(p, i)` or
-`load_as<T>(p, i)`. Each parameter is reported once per kernel, at its first load.
-
-Not reported, by design (when unsure the rule stays silent):
-- loads through any other pointer parameter (weights, scales, tables: loading them early is
-  the point);
-- parameters the kernel writes, or may write;
-- loads through local aliases, in `__device__` helpers, in lambdas, in unevaluated contexts
-  (`sizeof`, `decltype`), or in another branch than the wait's;
+Not reported, by design:
+- loads through other pointer parameters (weights, scales, tables: loading those early is the
+  point), and parameters the kernel writes or may write;
+- loads through local aliases, in `__device__` helpers, lambdas or `sizeof`/`decltype`, or in
+  another branch than the wait's;
 - pointers inside a parameter struct (`params.input[i]`);
-- kernels that redeclare the parameter name, kernels the parser could not understand, and
+- kernels redeclaring the parameter name or that the parser could not understand, and
   `PDLWaitPrimary<false>()`.
 
 ## Why is this bad?
-With PDL a kernel starts while the preceding kernel in the stream is still running. Only
-`PDLWaitPrimary` (`griddepcontrol.wait`) waits until the preceding kernel has finished and its
-writes are visible; a load before it may see stale data, a race that shows up only under load
-and only with PDL enabled. SGLang's JIT kernel guide: "every read of data the preceding kernel
-produced must come after `PDLWaitPrimary()`"; what may overlap with the primary's tail is
-loading parameters, computing indices, and touching buffers the primary never wrote.
+With PDL a kernel starts while the preceding one still runs; only the wait makes its writes
+visible. An earlier load may see stale data: a race that shows only under load, with PDL on.
+SGLang's JIT kernel guide: "every read of data the preceding kernel produced must come after
+`PDLWaitPrimary()`".
 
 ## Example
 ```cuda
 namespace sglang {
-__global__ void rms_stats_kernel(float* __restrict__ sums, const float* __restrict__ x, uint32_t n) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) sums[i] = x[i] * x[i];
-}
-
 template <bool kUsePDL>
-__global__ void rms_apply_kernel(float* __restrict__ y, const float* __restrict__ sums,
-                                 const float* __restrict__ weight, uint32_t n) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float w = weight[i];
-  const float s = sums[i];  // written by rms_stats_kernel, which may still be running
+__global__ void apply_kernel(float* __restrict__ y, const float* __restrict__ prev_out) {
+  const float s = prev_out[threadIdx.x];
   device::PDLWaitPrimary<kUsePDL>();
-  y[i] = w * rsqrtf(s + 1e-6f);
+  y[threadIdx.x] = s;
 }
 }  // namespace sglang
 ```
@@ -58,27 +40,16 @@ __global__ void rms_apply_kernel(float* __restrict__ y, const float* __restrict_
 ## Use instead
 ```cuda
 namespace sglang {
-__global__ void rms_stats_kernel(float* __restrict__ sums, const float* __restrict__ x, uint32_t n) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) sums[i] = x[i] * x[i];
-}
-
 template <bool kUsePDL>
-__global__ void rms_apply_kernel(float* __restrict__ y, const float* __restrict__ sums,
-                                 const float* __restrict__ weight, uint32_t n) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float w = weight[i];  // weights are not written upstream: loading them early is the point
+__global__ void apply_kernel(float* __restrict__ y, const float* __restrict__ prev_out) {
   device::PDLWaitPrimary<kUsePDL>();
-  const float s = sums[i];
-  y[i] = w * rsqrtf(s + 1e-6f);
+  y[threadIdx.x] = prev_out[threadIdx.x];
 }
 }  // namespace sglang
 ```
 
 ## Fix safety
-No automatic fix: moving the load after the wait may move the statements that use its value,
-and whether the preceding kernel really writes the buffer is up to the host code.
+No automatic fix: the code using the loaded value may have to move too.
 """
 
 from __future__ import annotations

@@ -1,43 +1,37 @@
 """Reports a `TensorView` argument whose data pointer is used without `TensorMatcher` validation.
 
 ## What it does
-In an FFI entry point of a JIT module (a host function with a `tvm::ffi::TensorView`
-parameter that no other function of the file calls and that takes no stream, a function
-exported with `TVM_FFI_DLL_EXPORT_TYPED_FUNC`, or a `load_jit(..., cuda_wrappers=[...])`
-target among the checked files), reports each `TensorView` parameter whose `.data_ptr()` is
-read while the tensor never reaches `.verify(...)` of a `TensorMatcher`, neither in the
-function (before or after the read) nor in a same-file helper it is passed to (on every
-definition of that helper). The finding sits on the first `.data_ptr()` of the tensor, or on
-the call that hands it to a helper reading it.
+In an FFI entry point of a JIT module (a host function with a `tvm::ffi::TensorView` parameter
+that no other function of the file calls and that takes no stream, a function exported with
+`TVM_FFI_DLL_EXPORT_TYPED_FUNC`, or a `load_jit(..., cuda_wrappers=[...])` target among the
+checked files), reports each `TensorView` parameter whose `.data_ptr()` is read while the tensor
+never reaches a `TensorMatcher`'s `.verify(...)`, in the function or in a same-file helper it is
+passed to.
 
-Not reported, by design (the file does not show the tensor unchecked):
+Not reported, by design:
 - a tensor passed to a function the file does not define, stored in a local, put in a list,
   captured, returned, or used other than through `.data_ptr()`, its properties and `.verify`;
 - a tensor checked by hand (`RuntimeCheck`, `CHECK_HOST`, `TORCH_CHECK`, `TVM_FFI_ICHECK*`,
-  `assert`, an `if` that throws or calls `Panic`, naming the tensor):
-  `manual-tensor-validation` reports those checks;
-- a tensor whose pointer is never read, or only handed to a CUDA call that takes the address
-  alone (`cudaHostRegister`, `cudaIpcGetMemHandle`, ...);
-- `Optional<TensorView>` and `tvm::ffi::Tensor` parameters, helpers (judged through their
-  entry point), and `include/sgl_kernel/**`.
+  `assert`, an `if` that throws or calls `Panic`): `manual-tensor-validation` reports those
+  checks;
+- a tensor whose pointer is never read, or only handed to a CUDA call taking the bare address
+  (`cudaHostRegister`, ...);
+- `Optional<TensorView>` and `tvm::ffi::Tensor` parameters, and `include/sgl_kernel/**`.
 
 ## Why is this bad?
-A kernel trusts the layout of every buffer it is given: a tensor of the wrong dtype, shape,
-strides or device is read out of bounds or misinterpreted, silently. SGLang's JIT kernel guide
-makes `TensorMatcher` the primary validation API of every launcher: "validate every
-`tvm::ffi::TensorView` argument". One `verify` call per tensor checks its shape, dtype, strides
-and device and reports a mismatch with the tensor's name.
+A kernel trusts every buffer's layout: a tensor of the wrong dtype, shape, strides or device is
+silently read out of bounds or misread. SGLang's JIT kernel guide: "validate every
+`tvm::ffi::TensorView` argument" with `TensorMatcher`, whose `verify` checks all four and names
+the tensor on a mismatch.
 
 ## Example
 ```cuda
 namespace sglang {
-void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src, float factor) {
+void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src) {
   using namespace host;
-  auto N = SymbolicSize{"num_elements"};
-  TensorMatcher({N}).with_dtype<float>().verify(dst);
+  TensorMatcher({SymbolicSize{"n"}}).with_dtype<float>().verify(dst);
   LaunchKernel(1, 256, dst.device())(
-      scale_kernel, static_cast<float*>(dst.data_ptr()), static_cast<const float*>(src.data_ptr()),
-      factor);
+      scale_kernel, static_cast<float*>(dst.data_ptr()), static_cast<const float*>(src.data_ptr()));
 }
 }  // namespace sglang
 ```
@@ -45,13 +39,11 @@ void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src, float factor) {
 ## Use instead
 ```cuda
 namespace sglang {
-void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src, float factor) {
+void scale(tvm::ffi::TensorView dst, tvm::ffi::TensorView src) {
   using namespace host;
-  auto N = SymbolicSize{"num_elements"};
-  TensorMatcher({N}).with_dtype<float>().verify(dst).verify(src);
+  TensorMatcher({SymbolicSize{"n"}}).with_dtype<float>().verify(dst).verify(src);
   LaunchKernel(1, 256, dst.device())(
-      scale_kernel, static_cast<float*>(dst.data_ptr()), static_cast<const float*>(src.data_ptr()),
-      factor);
+      scale_kernel, static_cast<float*>(dst.data_ptr()), static_cast<const float*>(src.data_ptr()));
 }
 }  // namespace sglang
 ```

@@ -194,11 +194,13 @@ def test_namespace_messages(tmp_path):
         "#define VSA_NAMESPACE vsa_blk64\nnamespace VSA_NAMESPACE {\nstruct Args {};\n}\n"
         "namespace {\n[[maybe_unused]]\nconstexpr auto& plan = host::plan;\n}\n",
     )
+    enclose = ": enclose it in `namespace sglang { ... }`"
     assert _messages(f, "CU002") == [
-        "template `to_float<float>` is in the global namespace, not inside `namespace sglang`",
+        "template `to_float<float>` is in the global namespace, not inside `namespace sglang`"
+        + enclose,
         "struct `Args` is in namespace `VSA_NAMESPACE` (`vsa_blk64`), not inside "
-        "`namespace sglang`",
-        "declaration `plan` is in namespace `(anonymous)`, not inside `namespace sglang`",
+        "`namespace sglang`" + enclose,
+        "declaration `plan` is in namespace `(anonymous)`, not inside `namespace sglang`" + enclose,
     ]
 
 

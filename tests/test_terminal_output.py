@@ -198,7 +198,7 @@ def test_full_is_the_default_and_text_its_old_name(tree):
     # A finding without a fix has no help line.
     assert default.endswith(
         f"{B}:1:1: CU002 [code-outside-sglang-namespace] declaration `g` is in the global "
-        "namespace, not inside `namespace sglang`\n"
+        "namespace, not inside `namespace sglang`: enclose it in `namespace sglang { ... }`\n"
         "    1 | int g = 0;\n"
         "      | ^^^^^^^^^^\n\n"
         "Found 2 errors, 2 warnings.\n"

@@ -112,7 +112,12 @@ def check(ctx) -> None:
         end = node.end_byte if line_end < 0 else min(node.end_byte, line_end)
         if end > node.start_byte and ctx.data[end - 1 : end] == b"\r":
             end -= 1
-        ctx.report(node.start_byte, end, f"{what} is in {where}, not inside `namespace sglang`")
+        ctx.report(
+            node.start_byte,
+            end,
+            f"{what} is in {where}, not inside `namespace sglang`: enclose it in "
+            "`namespace sglang { ... }`",
+        )
 
 
 def _expanded(namespace, data: bytes, macros) -> list[tuple[str, ...]] | None:

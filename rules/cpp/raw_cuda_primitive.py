@@ -1,74 +1,55 @@
 """Reports raw CUDA where SGLang's JIT headers have an abstraction for it.
 
 ## What it does
-In JIT sources, reports these raw CUDA spellings:
+In JIT sources, reports (with its replacement):
+- `__device__ __forceinline__` or plain `__device__` functions: `SGL_DEVICE` (`SGL_DEVICE_HOST`
+  with `__host__`);
+- `v += __shfl_xor_sync(m, v, k)` and its max/min forms: `device::warp::reduce_sum/max/min`;
+- `cudaGridDependencySynchronize()`, `cudaTriggerProgrammaticLaunchCompletion()`,
+  `griddepcontrol` asm: `PDLWaitPrimary<kUsePDL>()`, `PDLTriggerSecondary<kUsePDL>()`;
+- `reinterpret_cast<float4*>(p + i)` (`int4`, `uint4`, C-style): `AlignedVector<T, N>`;
+- `cudaGetLastError()` after a launch: nothing (`host::LaunchKernel` checks it);
+- host `assert`, `TORCH_CHECK`, `host::RuntimeCheck`: `CHECK_HOST(cond) << "message"`;
+- `host::RuntimeDeviceCheck(expr)`: `CHECK_CUDA(expr) << "context"`;
+- host `cudaMalloc(Async)`: `host::alloc_workspace_tensor(nbytes, device)`;
+- `__habs2`, `__hmax`, ...: `device::math::abs/max/...`;
+- `__half`, `__nv_bfloat16`, `__half2`, `__nv_bfloat162`: `fp16_t`, `bf16_t`, `fp16x2_t`,
+  `bf16x2_t`.
 
-| entry | matches | use instead |
-|---|---|---|
-| `forceinline` | `__device__ __forceinline__` (either order) on a function | `SGL_DEVICE` (`SGL_DEVICE_HOST` with `__host__`) |
-| `shfl-reduction` | `v += __shfl_xor_sync(m, v, k)`, `v = max(v, __shfl_down_sync(m, v, k))`, `__hmax2`/`__hmin2`/`fmaxf`/`fminf` forms | `device::warp::reduce_sum/max/min` |
-| `pdl` | `cudaGridDependencySynchronize()`, `cudaTriggerProgrammaticLaunchCompletion()`, `griddepcontrol` asm | `PDLWaitPrimary<kUsePDL>()` / `PDLTriggerSecondary<kUsePDL>()` |
-| `vector-cast` | `reinterpret_cast<float4*>(p + i)`, `int4`, `uint4`, `&p[i]`, C-style `*(uint4*)p` | `AlignedVector<T, N>` loads/stores |
-| `get-last-error` | `cudaGetLastError()` / `cudaPeekAtLastError()` after a launch in the same function | nothing: `host::LaunchKernel` checks the launch |
-| `host-assert` | `assert(...)` and `TORCH_CHECK(...)` in host functions | `CHECK_HOST(cond) << "message"` (or `RuntimeCheck`) |
-| `runtime-check` | `host::RuntimeCheck(cond, ...)` | `CHECK_HOST(cond) << ...` (builds its message only on failure) |
-| `runtime-device-check` | `host::RuntimeDeviceCheck(expr)` | `CHECK_CUDA(expr) << "context"` |
-| `raw-malloc` | `cudaMalloc(...)`, `cudaMallocAsync(...)` in host code | `host::alloc_workspace_tensor(nbytes, device)` |
-| `plain-device` | `__device__` (or `__host__ __device__`) on a function without `__forceinline__` | `SGL_DEVICE` (`SGL_DEVICE_HOST`) |
-| `math-intrinsic` | an intrinsic behind a `device::math::` function (`__habs2`, `__hmax`, ...) | `device::math::abs/max/min/...` |
-| `type-spelling` | `__half`, `__half2`, `__nv_bfloat16`, `__nv_bfloat162` inside `namespace sglang` | `fp16_t`, `fp16x2_t`, `bf16_t`, `bf16x2_t` |
-
-Only what the file's tree defines is suggested: kernlint reads the tree's
-`include/sgl_kernel/` headers and reports an entry only where its abstraction exists there
-(older releases lack `SGL_DEVICE_HOST`, `warp::reduce_min`, `CHECK_HOST`). `type-spelling`
-needs a file that includes an `sgl_kernel/` header.
+Each is reported only where the tree's `include/sgl_kernel/` headers define the replacement,
+type spellings only inside `namespace sglang` in files including one.
 
 Not reported, by design:
-- shuffles that do not reduce a variable with its own shuffled value (arg-max butterflies);
-- vector casts of locals (register punning), in host code, or fed to `__ldg`, cache-operator
-  intrinsics, hinted load/store helpers, async copies or TMA;
-- device `assert`, `static_assert`, comments and strings;
-- checks in functions taking a `DebugInfo`; `__noinline__` functions and heads with a
-  capitalised macro word; allocations shared across processes (`cudaIpc*`, `cuMem*`);
-  intrinsics with NaN mentioned nearby or with a shuffle argument;
-- `include/sgl_kernel/**`, and files whose leading comment says the code comes from another
-  project's C/C++/CUDA sources ("Adapted from <URL>", "vendored from"), with the files they
-  include from their own directory; files that are not JIT sources (`jit-exempt-markers`).
+- shuffles that are not a reduction (arg-max butterflies);
+- vector casts of locals, in host code, or feeding `__ldg`, hinted, async or TMA accesses;
+- device `assert`; checks in functions taking a `DebugInfo`; `__noinline__` or macro-decorated
+  functions; cross-process allocations; intrinsics near a mention of NaN or taking a shuffle;
+- `include/sgl_kernel/**`; files marked as another project's code ("Adapted from <URL>") and
+  their same-directory includes.
 
-Known misses: `cudaGetLastError()` after a launch made by a called helper; `__fadd_rn` sums;
-64-bit `uint2`/`float2` casts. The rule is in preview; known false positives are code copied
-from another project without a marker (add a "Taken from ..." line or a per-file ignore).
+Known misses: `cudaGetLastError()` after a helper's launch, `__fadd_rn` sums, 64-bit
+`uint2`/`float2` casts. Unmarked copied code is reported: add a "Taken from ..." line.
 
 ## Why is this bad?
-The project abstractions encode decisions reviewers otherwise re-check by hand: `SGL_DEVICE` is
-the one spelling of "inlined device function" (and switches correctly for ROCm);
-`warp::reduce_*` has the right masks and widths; `PDLWaitPrimary` compiles to nothing when PDL
-is off and on architectures without it; `AlignedVector` keeps 128-bit accesses aligned and typed;
-`LaunchKernel` already checks launch errors with the caller's location; `RuntimeCheck` raises a
-Python exception with a message instead of aborting the serving process.
+The abstractions encode what reviewers otherwise check by hand: ROCm builds, warp masks, PDL
+turned off, aligned accesses, launch errors, exceptions instead of aborts.
 
 ## Example
 ```cpp
 namespace sglang {
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int32_t k = 16; k > 0; k >>= 1) v += __shfl_xor_sync(0xffffffff, v, k);
-  return v;
-}
+__device__ __forceinline__ float twice(float v) { return 2.0f * v; }
 }  // namespace sglang
 ```
 
 ## Use instead
 ```cpp
 namespace sglang {
-SGL_DEVICE float warp_sum(float v) {
-  return device::warp::reduce_sum(v);
-}
+SGL_DEVICE float twice(float v) { return 2.0f * v; }
 }  // namespace sglang
 ```
 
 ## Fix safety
-No automatic fix: each replacement needs the project header and, for reductions and vector
-loads, a restructured loop.
+No automatic fix: most replacements restructure the code.
 """
 
 from __future__ import annotations
@@ -149,7 +130,8 @@ TABLE = (
         "get-last-error",
         "`cudaGetLastError()`/`cudaPeekAtLastError()` after a launch",
         "host::LaunchKernel",
-        "`{text}` after a launch: `{abstraction}` already checks launch errors",
+        "`{text}` after a launch: remove it and launch with `{abstraction}`, which checks "
+        "launch errors",
     ),
     Entry(
         "host-assert",

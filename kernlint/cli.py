@@ -156,6 +156,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="also parse C++/CUDA with libclang (types through headers; needs kernlint[semantic])",
     )
     c.add_argument(
+        "--compile",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also build the kernels with nvcc (and Triton) and report registers and spills "
+        "(register-budget-exceeded, register-spill); slow, needs a CUDA toolchain "
+        "(kernlint[compile])",
+    )
+    c.add_argument(
+        "--compile-from",
+        metavar="BUILD_DIR",
+        help="with --compile: also read the registers of the kernels in the binaries a build "
+        "left in BUILD_DIR (cubin, fatbin, .so, .o; needs cuobjdump)",
+    )
+    c.add_argument(
         "-D",
         "--define",
         action="append",
@@ -387,6 +401,7 @@ def cmd_check(args) -> int:
         ignore=_split(args.ignore),
         preview=args.preview,
         semantic=args.semantic,
+        compile=True if getattr(args, "compile_from", None) else args.compile,
         exclude=_split(args.exclude) if args.exclude else None,
         extend_exclude=_split(args.extend_exclude),
         defines=list(args.define or ()),

@@ -116,12 +116,23 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "max-file-size": int,
     "jit-exempt-markers": bool,
     "generated-markers": bool,
+    # The compile pass (kernlint.compile): registers and spills of kernels.
+    "compile": bool,
+    "compile-archs": list,
+    "compile-instantiate": dict,
+    "register-budget": int,
+    "per-file-register-budget": dict,
 }
 AITER_IMPORT_POLICIES = ("reachable", "lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
 
 
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.S)
+_ARCH = re.compile(r"sm_\d{2,3}[af]?")
+_ANY_LIST_KEYS = frozenset()  # (list keys whose items need not be strings)
+DEFAULT_REGISTER_BUDGET = 64
+COMPILE_RULES = frozenset({"register-budget-exceeded", "register-spill"})  # (kernlint.compile)
+DEFAULT_COMPILE_ARCHS = ["sm_90"]
 
 
 def check_define(text: str, where: str) -> None:
@@ -304,7 +315,7 @@ def _validate(path: str, table: dict) -> None:
             raise ConfigError(
                 f"{path}: `{key}` must be {_EXPECTED[expected]}, not {_toml_type(value)}"
             )
-        if isinstance(value, list):
+        if isinstance(value, list) and key not in _ANY_LIST_KEYS:
             for i, v in enumerate(value, 1):
                 if not isinstance(v, str):
                     raise ConfigError(
@@ -327,6 +338,33 @@ def _validate(path: str, table: dict) -> None:
         if key == "defines":
             for d in value:
                 check_define(d, f"{path}: `defines`")
+        if key == "compile-archs":
+            for arch in value:
+                if not _ARCH.fullmatch(arch):
+                    raise ConfigError(
+                        f"{path}: `compile-archs`: {_show(arch)} is not a CUDA architecture "
+                        '(such as "sm_90", "sm_90a", "sm_100")'
+                    )
+        if key == "register-budget" and not 1 <= value <= 255:
+            raise ConfigError(
+                f"{path}: `register-budget` must be a number of registers from 1 to 255"
+            )
+        if key == "per-file-register-budget":
+            for pattern, budget in value.items():
+                where = f"`per-file-register-budget.{_key(pattern)}`"
+                if (
+                    not isinstance(budget, int)
+                    or isinstance(budget, bool)
+                    or not 1 <= budget <= 255
+                ):
+                    raise ConfigError(
+                        f"{path}: {where} must be a number of registers from 1 to 255"
+                    )
+                _check_globs(path, "`per-file-register-budget`", [pattern])
+        if key == "compile-instantiate":
+            from .compile.instances import check_config
+
+            check_config(path, value)
         if key == "per-file-ignores":
             for pattern, codes in value.items():
                 where = f"`per-file-ignores.{_key(pattern)}`"
@@ -411,6 +449,7 @@ class Overrides:
     ignore: list[str] = field(default_factory=list)
     preview: bool | None = None
     semantic: bool | None = None
+    compile: bool | None = None
     exclude: list[str] | None = None
     extend_exclude: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
@@ -449,6 +488,19 @@ class Settings:
         # Macros for the semantic pass (`-D`), as the kernel's build passes them; the command
         # line's come after the config's, so they win.
         self.defines = list(v.get("defines", [])) + list(overrides.defines)
+        self.compile = (
+            overrides.compile if overrides.compile is not None else v.get("compile", False)
+        )
+        self.compile_archs = list(v.get("compile-archs", DEFAULT_COMPILE_ARCHS))
+        self.register_budget = v.get("register-budget", DEFAULT_REGISTER_BUDGET)
+        rb_root = raw.key_roots.get("per-file-register-budget", raw.root)
+        self.per_file_register_budget = [
+            (_spec([pattern]), rb_root, pattern, budget)
+            for pattern, budget in v.get("per-file-register-budget", {}).items()
+        ]
+        # file path or glob (relative to its config) -> the instantiations to build
+        self.compile_instantiate = dict(v.get("compile-instantiate", {}))
+        self.compile_instantiate_root = raw.key_roots.get("compile-instantiate", raw.root)
         inc_root = raw.key_roots.get("include-paths", raw.root)
         self.include_paths = [
             p if os.path.isabs(p) else os.path.normpath(os.path.join(inc_root, p))
@@ -467,6 +519,8 @@ class Settings:
         extend = list(v.get("extend-select", [])) + overrides.extend_select
         ignore = list(v.get("ignore", [])) + overrides.ignore
         self.enabled = registry.resolve(select, extend, ignore, preview=self.preview, where=where)
+        if not self.compile:  # (the compile pass's rules report only what it measured)
+            self.enabled = [r for r in self.enabled if r.name not in COMPILE_RULES]
         self.exclude_root = raw.key_roots.get("exclude", raw.root)
         if overrides.exclude is not None:
             self.exclude = list(overrides.exclude)
@@ -549,6 +603,16 @@ class Settings:
             if spec.match_file(rel + ("/" if is_dir else "")):
                 return True
         return False
+
+    def register_budget_for(self, abspath: str) -> tuple[int, str]:
+        """(budget, where it comes from) for a file: the last `per-file-register-budget`
+        pattern that matches it, else `register-budget`."""
+        found = (self.register_budget, "register-budget")
+        for spec, root, pattern, budget in self.per_file_register_budget:
+            rel = _relative(abspath, root)
+            if rel is not None and spec.match_file(rel):
+                found = (budget, f'`per-file-register-budget` "{pattern}"')
+        return found
 
     def is_jit(self, abspath: str) -> bool:
         posix = abspath.replace(os.sep, "/").lstrip("/")

@@ -15,7 +15,7 @@ from .config import ConfigError
 from .model import Rule
 from .record import replace
 
-FAMILIES = ("meta", "cpp", "python")
+FAMILIES = ("meta", "cpp", "python", "compile")
 
 
 class Registry:

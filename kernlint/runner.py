@@ -336,6 +336,8 @@ def _project_key(cand, rules, settings=None, is_jit=False, cache=None, stat=None
 
     _, _, aiter_rule, ffi_rule = _rule_facts(rules, cand.language)
     key = _generated_key(cand, settings)
+    if "kernlint.compile" in sys.modules and getattr(settings, "compile", False):
+        key += sys.modules["kernlint.compile"].fingerprint(cand.abspath)
     if cand.language == "python":
         key += aiter_fingerprint(cand.abspath) if aiter_rule else ""
         # direct-triton-benchmark judges `bench_*.py` under the config's `jit-benchmark-roots`.
@@ -558,6 +560,7 @@ def lint_paths(
     )
     resolver = ConfigResolver(registry, overrides, config)
     candidates = list(discover(list(paths), resolver, force_exclude=force_exclude, warn=warn))
+    _compile_pass(candidates, resolver, None, None, warn)
     results = lint_candidates(candidates, resolver, registry)
     for res in results:
         if res.source is None and res.diagnostics:
@@ -565,6 +568,25 @@ def lint_paths(
     for note in _namespace_notes(candidates, resolver):
         warn(note)
     return results
+
+
+def _compile_pass(candidates, resolver, cache_dir, compile_from, warn=None) -> None:
+    """`--compile`: build and measure the kernels (kernlint.compile) before the lint, when a
+    file's settings turn it on; otherwise nothing (the pass is not even imported)."""
+    if "kernlint.compile" in sys.modules:
+        sys.modules["kernlint.compile"].reset()
+    for cand in candidates:
+        if cand.explicit:
+            resolver.for_file(cand.abspath)  # (a named file's settings may not be built yet)
+    if compile_from is None and not any(
+        getattr(s, "compile", False) for s in resolver.all_settings()
+    ):
+        return
+    from .compile import prepare
+
+    prepare(
+        candidates, resolver, cache_dir=cache_dir, compile_from=compile_from, warn=warn or _warn
+    )
 
 
 def run_check(args, registry, resolver) -> int:
@@ -579,6 +601,8 @@ def run_check(args, registry, resolver) -> int:
 
     show_skipped = getattr(args, "show_skipped", False)
     record_unparsed(args.statistics or show_skipped)  # (else no file's regions are looked for)
+    compile_cache = None if args.no_cache else cache.directory
+    _compile_pass(candidates, resolver, compile_cache, getattr(args, "compile_from", None))
     try:
         results = lint_candidates(candidates, resolver, registry, cache=cache)
     finally:

@@ -20,8 +20,17 @@ def _lint(path, select):
     return results[0]
 
 
+def _needs_nvcc(path) -> None:
+    if os.path.relpath(path, FIXTURES).split(os.sep)[0] == "compile":
+        from kernlint.compile.toolchain import find_tool
+
+        if find_tool("nvcc") is None:
+            pytest.skip("no nvcc (pip install 'kernlint[compile]'): compile fixtures not built")
+
+
 @pytest.mark.parametrize("rule,path", CASES, ids=[os.path.relpath(p, FIXTURES) for _, p in CASES])
 def test_fixture(rule, path):
+    _needs_nvcc(path)
     registry = load_registry()
     assert registry.get(rule) is not None, f"fixture directory names unknown rule {rule}"
     with open(path, "rb") as fh:

@@ -41,7 +41,14 @@ def test_doc_sections(rule):
         assert section in rule.doc, f"{rule.name}: missing `{section}`"
     assert rule.doc.index("## What it does") < rule.doc.index("## Fix safety")
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
-    assert re.fullmatch(r"(KL|CU|PY)\d{3}", rule.code)
+    assert re.fullmatch(r"(KL|CU|PY|RB)\d{3}", rule.code)
+
+
+@pytest.mark.parametrize("rule", REGISTRY.rules, ids=[r.name for r in REGISTRY.rules])
+def test_doc_length(rule):
+    # Rule docs are for reading in a terminal (`kernlint rule CODE`): about 300 words.
+    words = len(rule.doc.split())
+    assert words <= 300, f"{rule.name}: {words} words (at most 300)"
 
 
 def _examples():
@@ -77,6 +84,13 @@ def test_doc_example(rule, kind, lang, body, tmp_path):
         extra.write_text(text, encoding="utf-8")
         if name.startswith("csrc/"):  # (a JIT source tree holds `csrc/` and `include/`)
             (tmp_path / "kernels" / "jit" / "include").mkdir(exist_ok=True)
+    if rule.module.startswith("kernlint_rules.compile."):
+        # The compile pass's rules: the example is built with nvcc.
+        from kernlint.compile.toolchain import find_tool
+
+        if find_tool("nvcc") is None:
+            pytest.skip("no nvcc (pip install 'kernlint[compile]'): compile rules not run")
+        (tmp_path / "kernlint.toml").write_text('jit-roots = ["**"]\ncompile = true\n')
     # Meta rules judge other rules' suppressions: run them with everything on.
     select = ["ALL"] if rule.code.startswith("KL") else [rule.code]
     results = lint_paths([str(path)], select=select, preview=True, warn=lambda m: None)

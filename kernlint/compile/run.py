@@ -1,0 +1,358 @@
+"""The compile pass itself: what to build, building it, and placing each kernel's figures."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from . import _PLACED, Placed, budget_of, place
+from .model import Usage
+from .ptxas import ptxas_report, source_name
+
+
+class KernelDef:
+    """A `__global__` function definition in a checked file."""
+
+    def __init__(self, path, start, end, def_start, name, is_template) -> None:
+        self.path, self.start, self.end = path, start, end
+        self.def_start, self.name, self.is_template = def_start, name, is_template
+        self.placed: dict[tuple, Placed] = {}
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _name_node(func):
+    d = func.child_by_field_name("declarator")
+    while d is not None and d.type not in (
+        "identifier",
+        "qualified_identifier",
+        "field_identifier",
+    ):
+        nxt = d.child_by_field_name("declarator")
+        if nxt is None:
+            break
+        d = nxt
+    if d is not None and d.type == "qualified_identifier":
+        name = d.child_by_field_name("name")
+        while name is not None and name.type == "qualified_identifier":
+            name = name.child_by_field_name("name")
+        d = name
+    if d is not None and d.type == "template_function":
+        d = d.child_by_field_name("name")
+    return d if d is not None and d.type in ("identifier", "field_identifier") else None
+
+
+def kernel_defs(path: str, data: bytes, settings) -> list[KernelDef]:
+    from ..engine import Context
+    from ..source import SourceFile
+
+    ctx = Context(SourceFile(path, data, "cpp", abspath=path), settings, True)
+    if ctx.tree is None:
+        return []
+    out = []
+    for kernel in ctx.facts.kernels:
+        node = _name_node(kernel.node)
+        if node is None:
+            continue
+        parent = kernel.node.parent
+        is_template = parent is not None and parent.type == "template_declaration"
+        def_start = parent.start_byte if is_template else kernel.node.start_byte
+        out.append(
+            KernelDef(path, node.start_byte, node.end_byte, def_start, kernel.name, is_template)
+        )
+    return out
+
+
+def _include_flags(path: str, settings, nvcc: str) -> list[str]:
+    from ..semantic import _dependency_includes, _package_includes, _tree_includes
+    from .toolchain import nvcc_includes
+
+    directory = os.path.dirname(path)
+    dirs = [
+        *_tree_includes(directory),
+        *getattr(settings, "include_paths", []),
+        *_package_includes(),
+        *_dependency_includes(),
+        *nvcc_includes(nvcc),
+    ]
+    flags = [f"-I{d}" for d in dict.fromkeys(dirs)]
+    flags += [f"-D{d}" for d in getattr(settings, "defines", [])]
+    return flags
+
+
+def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) -> list[str]:
+    """Build, measure and place; returns the notes for the user (one line each)."""
+    from .cuda import Build, CompileCache, run_build, toolchain_id
+    from .instances import configured, load_jit_instances
+    from .toolchain import find_tool, missing_message
+
+    notes: list[str] = []
+    defs: dict[str, list[KernelDef]] = {}
+    by_file: dict[str, list[KernelDef]] = {}
+    settings_of: dict[str, object] = {}
+    datas: dict[str, bytes] = {}
+    for cand, settings in chosen:
+        if cand.language != "cpp":
+            continue
+        data = _read(cand.abspath)
+        if data is None or b"__global__" not in data:
+            continue
+        found = kernel_defs(cand.abspath, data, settings)
+        if not found:
+            continue
+        datas[cand.abspath] = data
+        settings_of[cand.abspath] = settings
+        by_file[cand.abspath] = found
+        for k in found:
+            defs.setdefault(k.name, []).append(k)
+
+    builds: list[Build] = []
+    unresolved_calls = 0
+    covered: set[str] = set()
+    for path in by_file:
+        settings = settings_of[path]
+        symbols = [e for e in configured(settings, path) if isinstance(e, str)]
+        if symbols:
+            for arch in settings.compile_archs:
+                label = ", ".join(symbols)
+                builds.append(Build([path], symbols, arch, [], label, "config", [path]))
+            covered.add(path)
+    for cand, settings in chosen:
+        if cand.language != "python":
+            continue
+        data = _read(cand.abspath)
+        if data is None:
+            continue
+        found, unresolved = load_jit_instances(cand.abspath, data, settings)
+        unresolved_calls += unresolved
+        for inst in found:
+            for arch in settings.compile_archs:
+                label = ", ".join(inst.symbols)
+                builds.append(
+                    Build(inst.files, inst.symbols, arch, inst.flags, label, "load_jit", inst.files)
+                )
+            covered.update(inst.files)
+    for path, kernels in by_file.items():
+        if path in covered or not any(not k.is_template for k in kernels):
+            continue
+        for arch in settings_of[path].compile_archs:
+            builds.append(Build([path], [], arch, [], os.path.basename(path), "plain", [path]))
+
+    nvcc = find_tool("nvcc") if builds else None
+    if builds and nvcc is None:
+        notes.append(f"compile: {missing_message('nvcc')}; {len(builds)} builds not run")
+        builds = []
+    results = []
+    if builds:
+        cache = CompileCache(cache_dir)
+        tool_id = toolchain_id(nvcc)
+        for b in builds:
+            settings = settings_of.get(b.files[0]) or resolver.for_file(b.files[0])
+            b.flags = _include_flags(b.files[0], settings, nvcc) + b.flags
+        workers = jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(lambda b: run_build(b, nvcc, cache, tool_id), builds))
+
+    cached = built = failed = measured = 0
+    unplaced = 0
+    from .toolchain import demangle
+
+    readable = demangle(
+        sorted({row[0] for r in results if r[0] is not None for row in ptxas_report(r[0])})
+    )
+    for build, (report, deps, error, hit) in zip(builds, results, strict=True):
+        if error is not None:
+            failed += 1
+            shown = os.path.relpath(build.files[0]) if build.files else "?"
+            notes.append(
+                f"compile: {shown}: `{build.label}` did not build for {build.arch}: {error}"
+            )
+            continue
+        cached += hit
+        built += not hit
+        read = {os.path.realpath(d) for d in deps} | {os.path.realpath(f) for f in build.files}
+        for symbol, arch, regs, stack, stores, loads in ptxas_report(report):
+            name = source_name(symbol)
+            usage = Usage(
+                symbol=symbol,
+                name=name or symbol,
+                arch=arch,
+                registers=regs,
+                spill_stores=stores,
+                spill_loads=loads,
+                local_bytes=stack,
+                instantiation=instance_name(readable.get(symbol, symbol)),
+                source=build.source,
+            )
+            targets = [k for k in defs.get(name or "", []) if os.path.realpath(k.path) in read]
+            if len(targets) != 1:
+                unplaced += bool(targets) or False
+                continue
+            measured += 1
+            _add(targets[0], usage, datas, settings_of)
+
+    if compile_from is not None:
+        notes += _from_build_dir(compile_from, defs, datas, settings_of)
+
+    triton_notes = _triton(chosen, settings_of, datas)
+    notes += triton_notes
+
+    templates = sum(
+        1 for path, ks in by_file.items() if path not in covered for k in ks if k.is_template
+    )
+    parts = []
+    if builds:
+        parts.append(f"{len(builds)} builds ({cached} from the cache, {failed} failed)")
+    parts.append(f"{measured} kernel measurements placed")
+    if templates:
+        parts.append(
+            f"{templates} kernel templates not instantiated (no `compile-instantiate` entry, no "
+            "`load_jit` call with literal template arguments)"
+        )
+    if unresolved_calls:
+        parts.append(
+            f"{unresolved_calls} `load_jit` calls with template arguments known only at run time"
+        )
+    if unplaced:
+        parts.append(f"{unplaced} kernels defined in more than one checked file, not placed")
+    notes.append("compile: " + "; ".join(parts))
+    return notes
+
+
+def instance_name(demangled: str) -> str:
+    """`void sglang::pairwise_kernel<96>(float *, const float *)` -> `pairwise_kernel<96>`;
+    empty for a kernel that is no template (its name says it all) or a symbol not demangled."""
+    text = demangled.strip()
+    if text.startswith("_Z") or "<" not in text:
+        return ""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            if ch == "(" and depth == 0:
+                text = text[:i]
+                break
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+    # the return type: everything before the last top-level space outside template arguments
+    depth, cut = 0, 0
+    for i, ch in enumerate(text):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == " " and depth == 0:
+            cut = i + 1
+    text = text[cut:]
+    if text.startswith("sglang::"):
+        text = text[len("sglang::") :]
+    return text
+
+
+def _add(kernel: KernelDef, usage: Usage, datas, settings_of) -> None:
+    key = (kernel.path, kernel.start)
+    placed = _PLACED.get(key)
+    if placed is None:
+        data = datas[kernel.path]
+        budget, where = budget_of(
+            settings_of[kernel.path], kernel.path, data, kernel.def_start, kernel.start
+        )
+        placed = _PLACED[key] = Placed(kernel.start, kernel.end, kernel.name, budget, where)
+        place(kernel.path, placed)
+    if usage not in placed.usages:
+        placed.usages.append(usage)
+
+
+def _from_build_dir(build_dir, defs, datas, settings_of) -> list[str]:
+    from .build_dir import usages
+    from .toolchain import find_tool, missing_message
+
+    cuobjdump = find_tool("cuobjdump")
+    if cuobjdump is None:
+        return [f"compile: {missing_message('cuobjdump')}; `--compile-from` not read"]
+    found, notes = usages(build_dir, cuobjdump)
+    placed = ambiguous = elsewhere = 0
+    for usage in found:
+        targets = defs.get(usage.name, [])
+        if len(targets) == 1:
+            placed += 1
+            _add(targets[0], usage, datas, settings_of)
+        elif targets:
+            ambiguous += 1
+        else:
+            elsewhere += 1
+    summary = f"compile: {build_dir}: {len(found)} kernels read, {placed} placed"
+    if ambiguous:
+        summary += f", {ambiguous} named by more than one checked definition (not placed)"
+    if elsewhere:
+        summary += f", {elsewhere} defined in no checked file"
+    return [*notes, summary]
+
+
+def _triton(chosen, settings_of, datas) -> list[str]:
+    """Triton kernels of the run's Python files (kernlint.compile.triton)."""
+    pyfiles = [(c, s) for c, s in chosen if c.language == "python"]
+    todo = []
+    for cand, settings in pyfiles:
+        data = _read(cand.abspath)
+        if data is None or b"triton" not in data or b"jit" not in data:
+            continue
+        todo.append((cand, settings, data))
+    if not todo:
+        return []
+    try:
+        from . import triton as tr
+    except ImportError:
+        return []
+    from .instances import configured
+
+    notes = []
+    compiled = skipped = 0
+    for cand, settings, data in todo:
+        kernels = tr.find_kernels(cand.abspath, data)
+        if not kernels:
+            continue
+        entries = [e for e in configured(settings, cand.abspath) if isinstance(e, dict)]
+        for kernel in kernels:
+            mine = [e for e in entries if e.get("kernel") == kernel.name]
+            plan = tr.instantiations(kernel, mine)
+            if isinstance(plan, str):
+                if mine:
+                    notes.append(f"compile: {os.path.relpath(cand.abspath)}: {plan}")
+                skipped += 1
+                continue
+            datas[cand.abspath] = data
+            settings_of[cand.abspath] = settings
+            kdef = KernelDef(
+                cand.abspath, kernel.start, kernel.end, kernel.start, kernel.name, False
+            )
+            for signature, constexprs, num_warps, num_stages, _label in plan:
+                for arch in settings.compile_archs:
+                    got = tr.compile_kernel(
+                        cand.abspath,
+                        data,
+                        kernel,
+                        signature,
+                        constexprs,
+                        num_warps,
+                        num_stages,
+                        arch,
+                    )
+                    if isinstance(got, str):
+                        notes.append(f"compile: {os.path.relpath(cand.abspath)}: {got}")
+                        continue
+                    for usage in got:
+                        compiled += 1
+                        _add(kdef, usage, datas, settings_of)
+    if compiled or skipped:
+        notes.append(
+            f"compile: {compiled} Triton kernel builds measured; {skipped} Triton kernels not "
+            "compiled (no `compile-instantiate` signature)"
+        )
+    return notes

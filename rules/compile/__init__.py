@@ -1,0 +1,1 @@
+"""Rules on what the compiler reports for each kernel (`kernlint check --compile`)."""

@@ -58,8 +58,10 @@ TRITON_KEYS = {
 
 def check_config(path: str, table: dict) -> None:
     """Validate `compile-instantiate` (a ConfigError naming the file and key)."""
+    from ..config import _key
+
     for pattern, entries in table.items():
-        where = f"{path}: `compile-instantiate.{pattern}`"
+        where = f"{path}: `compile-instantiate.{_key(pattern)}`"
         if not isinstance(entries, list) or not entries:
             raise ConfigError(f"{where} must be a non-empty array of instantiations")
         for i, entry in enumerate(entries, 1):

@@ -139,7 +139,10 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
                 )
             covered.update(inst.files)
     for path, kernels in by_file.items():
+        # (a file that is no JIT source is built by a build system kernlint does not know)
         if path in covered or not any(not k.is_template for k in kernels):
+            continue
+        if not settings_of[path].is_jit(path):
             continue
         for arch in settings_of[path].compile_archs:
             builds.append(Build([path], [], arch, [], os.path.basename(path), "plain", [path]))
@@ -208,7 +211,11 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
     )
     parts = []
     if builds:
-        parts.append(f"{len(builds)} builds ({cached} from the cache, {failed} failed)")
+        kinds = {}
+        for b in builds:
+            kinds[b.source] = kinds.get(b.source, 0) + 1
+        of = ", ".join(f"{n} {_SOURCE_NAMES[k]}" for k, n in sorted(kinds.items()))
+        parts.append(f"{len(builds)} builds ({of}; {cached} from the cache, {failed} failed)")
     parts.append(f"{measured} kernel measurements placed")
     if templates:
         parts.append(
@@ -223,6 +230,13 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
         parts.append(f"{unplaced} kernels defined in more than one checked file, not placed")
     notes.append("compile: " + "; ".join(parts))
     return notes
+
+
+_SOURCE_NAMES = {
+    "config": "from compile-instantiate",
+    "load_jit": "from load_jit calls",
+    "plain": "of files as they are",
+}
 
 
 def instance_name(demangled: str) -> str:

@@ -604,7 +604,11 @@ def _suppress(ctx, diagnostics, registry, enabled_codes, is_jit):
             ctx.rule = unused
             for name, code in zip(s.names, s.codes, strict=True):
                 if code is not None and code in judged and code not in s.used:
-                    ctx.report(s.start, s.end, f"unused suppression: no `{name}` finding here")
+                    ctx.report(
+                        s.start,
+                        s.end,
+                        f"unused suppression: no `{name}` finding here: remove `{name}` from it",
+                    )
     extra = ctx.diagnostics[before:]
     return kept + extra
 

@@ -62,7 +62,10 @@ class Suppression:
             )
         for name, code in zip(self.names, self.codes, strict=True):
             if code is None:
-                out.append(f"`kernlint: {self.kind}` names an unknown rule `{name}`")
+                out.append(
+                    f"`kernlint: {self.kind}` names an unknown rule `{name}`: use a code or "
+                    "name that `kernlint rules` lists"
+                )
         return out
 
 

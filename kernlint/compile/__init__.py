@@ -21,6 +21,7 @@ _RESULTS: dict[str, list] = {}
 _FINGERPRINTS: dict[str, str] = {}
 _ACTIVE = [False]
 _PLACED: dict[tuple, Placed] = {}  # (path, name offset) -> the kernel's figures
+STATS: dict = {}  # the last pass's counts (scripts/compile_report.py prints them)
 # Registers per SM on every architecture since Kepler; per-thread allocation is in units of 8.
 REGISTERS_PER_SM = 65536
 MAX_REGISTERS = 255
@@ -42,6 +43,7 @@ def reset() -> None:
     _RESULTS.clear()
     _FINGERPRINTS.clear()
     _PLACED.clear()
+    STATS.clear()
     _ACTIVE[0] = False
 
 

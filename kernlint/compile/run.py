@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-from . import _PLACED, Placed, budget_of, place
+from . import _PLACED, STATS, Placed, budget_of, place
 from .model import Usage
 from .ptxas import ptxas_report, source_name
 
@@ -229,6 +229,17 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
     if unplaced:
         parts.append(f"{unplaced} kernels defined in more than one checked file, not placed")
     notes.append("compile: " + "; ".join(parts))
+    STATS.update(
+        builds={k: sum(b.source == k for b in builds) for k in _SOURCE_NAMES},
+        failed={
+            k: sum(b.source == k and r[2] is not None for b, r in zip(builds, results, strict=True))
+            for k in _SOURCE_NAMES
+        },
+        cached=cached,
+        templates_not_instantiated=templates,
+        unresolved_load_jit=unresolved_calls,
+        unplaced=unplaced,
+    )
     return notes
 
 

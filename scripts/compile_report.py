@@ -1,0 +1,84 @@
+"""What `kernlint check --compile` measures on a tree: builds per instantiation source, the
+kernels placed, their registers per architecture, how many exceed the budget, and the time.
+
+    python scripts/compile_report.py TREE [--arch sm_90] [--cache-dir DIR]
+
+Prints one Markdown table (the rows docs/real-world.md keeps for the SGLang snapshot). With
+no `--cache-dir`, nothing is cached: every build runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tree")
+    ap.add_argument("--arch", action="append", help="architectures (default: the config's)")
+    ap.add_argument("--cache-dir")
+    ap.add_argument("--budget", type=int, default=64, help="registers to count kernels over")
+    args = ap.parse_args(argv)
+
+    import kernlint.compile as kc
+    from kernlint.config import ConfigResolver, Overrides
+    from kernlint.discovery import discover
+    from kernlint.registry import load_registry
+
+    resolver = ConfigResolver(load_registry(), Overrides(compile=True))
+    candidates = list(discover([args.tree], resolver, warn=lambda m: None))
+    if args.arch:
+        for s in {id(x): x for x in (resolver.for_file(c.abspath) for c in candidates)}.values():
+            s.compile_archs = list(args.arch)
+    notes: list[str] = []
+    start = time.perf_counter()
+    kc.prepare(candidates, resolver, cache_dir=args.cache_dir, warn=notes.append)
+    wall = time.perf_counter() - start
+
+    by_source: dict[str, set] = {}
+    regs: dict[str, list[int]] = {}
+    spills: set = set()
+    for path, placed_list in kc._RESULTS.items():
+        for placed in placed_list:
+            for u in placed.usages:
+                by_source.setdefault(u.source, set()).add((path, placed.start))
+                regs.setdefault(u.arch, []).append(u.registers)
+                if u.spill_stores or u.spill_loads or u.local_bytes:
+                    spills.add((path, placed.start, u.arch))
+    stats = kc.STATS
+    builds = stats.get("builds", {})
+    failed = stats.get("failed", {})
+    total = sum(builds.values())
+    print(f"tree: {os.path.abspath(args.tree)} ({len(candidates)} files)")
+    print(f"wall: {wall:.1f} s for {total} builds ({wall / max(total, 1):.2f} s per build)")
+    print()
+    print("| source | builds | failed | kernels placed |")
+    print("|---|---|---|---|")
+    for k in ("config", "load_jit", "plain"):
+        print(f"| {k} | {builds.get(k, 0)} | {failed.get(k, 0)} | {len(by_source.get(k, ()))} |")
+    for k in sorted(set(by_source) - {"config", "load_jit", "plain"}):
+        print(f"| {k} | - | - | {len(by_source[k])} |")
+    print()
+    print(f"| arch | measurements | min | median | max | over {args.budget} | with local memory |")
+    print("|---|---|---|---|---|---|---|")
+    for arch, values in sorted(regs.items()):
+        values.sort()
+        over = sum(v > args.budget for v in values)
+        local = sum(1 for s in spills if s[2] == arch)
+        mid = values[len(values) // 2]
+        print(f"| {arch} | {len(values)} | {values[0]} | {mid} | {values[-1]} | {over} | {local} |")
+    print()
+    print(
+        f"templates not instantiated: {stats.get('templates_not_instantiated', 0)}; "
+        f"load_jit calls with run-time template arguments: {stats.get('unresolved_load_jit', 0)}"
+    )
+    for note in notes:
+        print("note:", note[:300], file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

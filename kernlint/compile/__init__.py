@@ -83,11 +83,13 @@ def budget_of(settings, abspath: str, data: bytes, def_start: int, name_start: i
     threads on one SM; without: the configured budget, lowered if T threads allow fewer),
     else the file's `register-budget` / `per-file-register-budget`."""
     base, where = settings.register_budget_for(abspath)
+    # (Python: the comments and decorators above a `def`)
+    leads = (b"#", b"@") if abspath.endswith((".py", ".pyi")) else (b"//", b"/*", b"*")
     above = data.rfind(b"\n", 0, def_start) + 1
     while above > 0:
         prev = data.rfind(b"\n", 0, above - 1) + 1
         text = data[prev : above - 1].strip()
-        if not text.startswith((b"//", b"/*", b"*")):
+        if not text.startswith(leads):
             break
         above = prev
     end = data.find(b"\n", name_start)

@@ -203,7 +203,7 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
     if compile_from is not None:
         notes += _from_build_dir(compile_from, defs, datas, settings_of)
 
-    triton_notes = _triton(chosen, settings_of, datas)
+    triton_notes, triton_measured, triton_skipped = _triton(chosen, settings_of, datas)
     notes += triton_notes
 
     templates = sum(
@@ -217,6 +217,11 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
         of = ", ".join(f"{n} {_SOURCE_NAMES[k]}" for k, n in sorted(kinds.items()))
         parts.append(f"{len(builds)} builds ({of}; {cached} from the cache, {failed} failed)")
     parts.append(f"{measured} kernel measurements placed")
+    if triton_measured or triton_skipped:
+        parts.append(
+            f"{triton_measured} Triton builds measured, {triton_skipped} Triton kernels not "
+            "compiled (no signature: give one in `compile-instantiate`)"
+        )
     if templates:
         parts.append(
             f"{templates} kernel templates not instantiated (no `compile-instantiate` entry, no "
@@ -239,6 +244,8 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
         templates_not_instantiated=templates,
         unresolved_load_jit=unresolved_calls,
         unplaced=unplaced,
+        triton_measured=triton_measured,
+        triton_skipped=triton_skipped,
     )
     return notes
 
@@ -320,36 +327,38 @@ def _from_build_dir(build_dir, defs, datas, settings_of) -> list[str]:
     return [*notes, summary]
 
 
-def _triton(chosen, settings_of, datas) -> list[str]:
-    """Triton kernels of the run's Python files (kernlint.compile.triton)."""
-    pyfiles = [(c, s) for c, s in chosen if c.language == "python"]
+def _triton(chosen, settings_of, datas) -> tuple[list[str], int, int]:
+    """Triton kernels of the run's Python files (kernlint.compile.triton): (notes, builds
+    measured, kernels not compiled for want of a signature)."""
     todo = []
-    for cand, settings in pyfiles:
+    for cand, settings in chosen:
+        if cand.language != "python":
+            continue
         data = _read(cand.abspath)
         if data is None or b"triton" not in data or b"jit" not in data:
             continue
         todo.append((cand, settings, data))
     if not todo:
-        return []
-    try:
-        from . import triton as tr
-    except ImportError:
-        return []
+        return [], 0, 0
+    from . import triton as tr
     from .instances import configured
 
+    if tr.triton_available() is not None:
+        return [f"compile: {tr.triton_available()}"], 0, 0
     notes = []
-    compiled = skipped = 0
+    measured = skipped = 0
     for cand, settings, data in todo:
-        kernels = tr.find_kernels(cand.abspath, data)
+        kernels = [k for k in tr.find_kernels(cand.abspath, data) if not k.helper]
         if not kernels:
             continue
+        shown = os.path.relpath(cand.abspath)
         entries = [e for e in configured(settings, cand.abspath) if isinstance(e, dict)]
         for kernel in kernels:
             mine = [e for e in entries if e.get("kernel") == kernel.name]
             plan = tr.instantiations(kernel, mine)
             if isinstance(plan, str):
                 if mine:
-                    notes.append(f"compile: {os.path.relpath(cand.abspath)}: {plan}")
+                    notes.append(f"compile: {shown}: {plan}")
                 skipped += 1
                 continue
             datas[cand.abspath] = data
@@ -357,27 +366,12 @@ def _triton(chosen, settings_of, datas) -> list[str]:
             kdef = KernelDef(
                 cand.abspath, kernel.start, kernel.end, kernel.start, kernel.name, False
             )
-            for signature, constexprs, num_warps, num_stages, _label in plan:
-                for arch in settings.compile_archs:
-                    got = tr.compile_kernel(
-                        cand.abspath,
-                        data,
-                        kernel,
-                        signature,
-                        constexprs,
-                        num_warps,
-                        num_stages,
-                        arch,
-                    )
+            for arch in settings.compile_archs:
+                for got in tr.compile_builds(cand.abspath, data, kernel, plan, arch):
                     if isinstance(got, str):
-                        notes.append(f"compile: {os.path.relpath(cand.abspath)}: {got}")
+                        notes.append(f"compile: {shown}: {got}")
                         continue
                     for usage in got:
-                        compiled += 1
+                        measured += 1
                         _add(kdef, usage, datas, settings_of)
-    if compiled or skipped:
-        notes.append(
-            f"compile: {compiled} Triton kernel builds measured; {skipped} Triton kernels not "
-            "compiled (no `compile-instantiate` signature)"
-        )
-    return notes
+    return notes, measured, skipped

@@ -20,6 +20,7 @@ def main(argv=None) -> int:
     ap.add_argument("tree")
     ap.add_argument("--arch", action="append", help="architectures (default: the config's)")
     ap.add_argument("--cache-dir")
+    ap.add_argument("--config", help="a config file for every file (compile-instantiate entries)")
     ap.add_argument("--budget", type=int, default=64, help="registers to count kernels over")
     args = ap.parse_args(argv)
 
@@ -28,7 +29,7 @@ def main(argv=None) -> int:
     from kernlint.discovery import discover
     from kernlint.registry import load_registry
 
-    resolver = ConfigResolver(load_registry(), Overrides(compile=True))
+    resolver = ConfigResolver(load_registry(), Overrides(compile=True), args.config)
     candidates = list(discover([args.tree], resolver, warn=lambda m: None))
     if args.arch:
         for s in {id(x): x for x in (resolver.for_file(c.abspath) for c in candidates)}.values():
@@ -70,10 +71,24 @@ def main(argv=None) -> int:
         local = sum(1 for s in spills if s[2] == arch)
         mid = values[len(values) // 2]
         print(f"| {arch} | {len(values)} | {values[0]} | {mid} | {values[-1]} | {over} | {local} |")
+    kernels_over = sum(
+        1
+        for placed_list in kc._RESULTS.values()
+        for p in placed_list
+        if any(u.registers > p.budget for u in p.usages)
+    )
+    kernels_local = len({(s[0], s[1]) for s in spills})
+    kernels = sum(len(v) for v in kc._RESULTS.values())
     print()
     print(
+        f"kernels placed: {kernels}; over their budget: {kernels_over}; "
+        f"with spills or local memory: {kernels_local}"
+    )
+    print(
         f"templates not instantiated: {stats.get('templates_not_instantiated', 0)}; "
-        f"load_jit calls with run-time template arguments: {stats.get('unresolved_load_jit', 0)}"
+        f"load_jit calls with run-time template arguments: {stats.get('unresolved_load_jit', 0)}; "
+        f"Triton builds measured: {stats.get('triton_measured', 0)}, Triton kernels without a "
+        f"signature: {stats.get('triton_skipped', 0)}"
     )
     for note in notes:
         print("note:", note[:300], file=sys.stderr)

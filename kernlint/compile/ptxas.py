@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
-_FRAME = re.compile(
-    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
-)
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _REGS = re.compile(r"Used (\d+) registers")
 
 

@@ -339,3 +339,19 @@ def test_compile_from_a_build_directory(tmp_path):
     assert "pair.cuh:5:17: RB001" in p.stdout, p.stdout + p.stderr
     assert "on sm_90" in p.stdout
     assert "build: 1 kernels read, 1 placed" in p.stderr
+
+
+@needs_nvcc
+def test_config_elsewhere_instantiates_through_star_star_globs(tmp_path):
+    # A config kept outside the tree (`--config`): `**/` keys still name the tree's files.
+    conf = write(
+        tmp_path,
+        "conf/kernlint.toml",
+        'jit-roots = ["**"]\ncompile = true\n'
+        '[compile-instantiate]\n"**/csrc/pair.cuh" = ["Pair<float, 96>::run"]\n'
+        '"csrc/pair.cuh" = ["Pair<float, 8>::run"]\n',  # (relative: names conf/csrc/pair.cuh)
+    )
+    write(tmp_path, "tree/csrc/pair.cuh", template_file())
+    p = kernlint(tmp_path / "tree", "--no-cache", "--select", "RB001", "--config", str(conf), ".")
+    assert p.returncode == 1, p.stderr
+    assert "as `pair_kernel<float, 96>` on sm_90;" in p.stdout  # (one build: the `**/` one)

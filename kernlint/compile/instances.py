@@ -101,10 +101,14 @@ def configured(settings, abspath: str) -> list:
     from ..config import _relative, _spec
 
     rel = _relative(abspath, settings.compile_instantiate_root)
+    posix = abspath.replace(os.sep, "/").lstrip("/")
     out = []
     for pattern, entries in table.items():
-        if rel is not None and (rel == pattern.lstrip("./") or _spec([pattern]).match_file(rel)):
+        spec = _spec([pattern])
+        if rel is not None and (rel == pattern.removeprefix("./") or spec.match_file(rel)):
             out.extend(entries)
+        elif rel is None and pattern.startswith("**/") and spec.match_file(posix):
+            out.extend(entries)  # (a file outside the config's directory: `**/` globs match)
     return out
 
 

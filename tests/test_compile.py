@@ -355,3 +355,60 @@ def test_config_elsewhere_instantiates_through_star_star_globs(tmp_path):
     p = kernlint(tmp_path / "tree", "--no-cache", "--select", "RB001", "--config", str(conf), ".")
     assert p.returncode == 1, p.stderr
     assert "as `pair_kernel<float, 96>` on sm_90;" in p.stdout  # (one build: the `**/` one)
+
+
+TRITON_ROW = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_kernel(X, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + row * N + offs, mask=m, other=0.0)
+    tl.store(Y + row * N + offs, x - tl.sum(x, axis=0) / N, mask=m)
+"""
+
+
+def test_triton_builds_are_cached_by_the_file_bytes(tmp_path, monkeypatch):
+    pytest.importorskip("triton")
+    import kernlint.compile as kc
+    import kernlint.compile.triton as tr
+    from kernlint.config import ConfigResolver, Overrides
+    from kernlint.discovery import discover
+    from kernlint.registry import load_registry
+
+    write(
+        tmp_path,
+        "kernlint.toml",
+        "compile = true\n[compile-instantiate]\n"
+        '"k.py" = [{ kernel = "row_kernel", signature = { X = "*fp32", Y = "*fp32", N = "i32" }, '
+        "constexprs = { BLOCK = 4096 }, num_warps = 1 }]\n",
+    )
+    source = write(tmp_path, "k.py", TRITON_ROW)
+    cache = str(tmp_path / "cache")
+
+    def measure():
+        resolver = ConfigResolver(load_registry(), Overrides())
+        candidates = list(discover([str(source)], resolver, warn=lambda m: None))
+        kc.prepare(candidates, resolver, cache_dir=cache, warn=lambda m: None)
+        return [
+            (u.registers, u.instantiation) for p in kc.results_for(str(source)) for u in p.usages
+        ]
+
+    first = measure()
+    assert first and first[0][0] > 64
+    real = tr.compile_builds
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(tr, "compile_builds", no_build)
+    assert measure() == first  # (from the cache)
+    source.write_text(TRITON_ROW.replace("x - tl.sum", "x * 2 - tl.sum"))
+    with pytest.raises(AssertionError, match="built again"):
+        measure()  # (the file changed: its builds are not taken from the cache)
+    monkeypatch.setattr(tr, "compile_builds", real)
+    assert measure()

@@ -203,7 +203,9 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
     if compile_from is not None:
         notes += _from_build_dir(compile_from, defs, datas, settings_of)
 
-    triton_notes, triton_measured, triton_skipped = _triton(chosen, settings_of, datas)
+    triton_notes, triton_measured, triton_skipped = _triton(
+        chosen, settings_of, datas, CompileCache(cache_dir)
+    )
     notes += triton_notes
 
     templates = sum(
@@ -327,9 +329,11 @@ def _from_build_dir(build_dir, defs, datas, settings_of) -> list[str]:
     return [*notes, summary]
 
 
-def _triton(chosen, settings_of, datas) -> tuple[list[str], int, int]:
+def _triton(chosen, settings_of, datas, cache) -> tuple[list[str], int, int]:
     """Triton kernels of the run's Python files (kernlint.compile.triton): (notes, builds
-    measured, kernels not compiled for want of a signature)."""
+    measured, kernels not compiled for want of a signature). A kernel's builds depend only on
+    its file's bytes (what the child loads), the builds and the arch, and Triton's version:
+    that is their cache key, the file their one dependency."""
     todo = []
     for cand, settings in chosen:
         if cand.language != "python":
@@ -367,7 +371,7 @@ def _triton(chosen, settings_of, datas) -> tuple[list[str], int, int]:
                 cand.abspath, kernel.start, kernel.end, kernel.start, kernel.name, False
             )
             for arch in settings.compile_archs:
-                for got in tr.compile_builds(cand.abspath, data, kernel, plan, arch):
+                for got in _triton_builds(tr, cache, cand.abspath, data, kernel, plan, arch):
                     if isinstance(got, str):
                         notes.append(f"compile: {shown}: {got}")
                         continue
@@ -375,3 +379,58 @@ def _triton(chosen, settings_of, datas) -> tuple[list[str], int, int]:
                         measured += 1
                         _add(kdef, usage, datas, settings_of)
     return notes, measured, skipped
+
+
+def _triton_builds(tr, cache, path, data, kernel, plan, arch) -> list:
+    import hashlib
+    import json
+
+    h = hashlib.sha256()
+    for part in ("triton:1", _triton_version(), path, kernel.name, arch, repr(plan)):
+        h.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    h.update(data)
+    key = h.hexdigest()
+    found = cache.lookup(key)
+    if found is not None:
+        try:
+            rows = json.loads(found[0])
+            return [r if isinstance(r, str) else [Usage(**u) for u in r] for r in rows]
+        except (ValueError, TypeError):
+            pass
+    got = tr.compile_builds(path, data, kernel, plan, arch)
+    rows = [g if isinstance(g, str) else [_usage_dict(u) for u in g] for g in got]
+    if not any(isinstance(g, str) and "took over" in g for g in got):  # (a timeout: retry later)
+        cache.store(key, json.dumps(rows), [path], "")
+    return got
+
+
+def _usage_dict(u: Usage) -> dict:
+    return {
+        k: getattr(u, k)
+        for k in (
+            "symbol",
+            "name",
+            "arch",
+            "registers",
+            "spill_stores",
+            "spill_loads",
+            "local_bytes",
+            "instantiation",
+            "source",
+            "threads",
+        )
+    }
+
+
+_TRITON_VERSION: list[str] = []
+
+
+def _triton_version() -> str:
+    if not _TRITON_VERSION:
+        try:
+            from importlib.metadata import version
+
+            _TRITON_VERSION.append(version("triton"))
+        except Exception:  # (a missing or broken install: builds fail and say so)
+            _TRITON_VERSION.append("?")
+    return _TRITON_VERSION[0]

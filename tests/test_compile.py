@@ -412,3 +412,23 @@ def test_triton_builds_are_cached_by_the_file_bytes(tmp_path, monkeypatch):
         measure()  # (the file changed: its builds are not taken from the cache)
     monkeypatch.setattr(tr, "compile_builds", real)
     assert measure()
+
+
+@needs_nvcc
+def test_findings_in_sarif_and_github_formats():
+    import jsonschema
+
+    fixtures = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "compile")
+    target = os.path.join("register-spill", "spills.cuh")
+    sarif = kernlint(fixtures, "--no-cache", "--select", "RB", "--output-format", "sarif", target)
+    schema_path = os.path.join(os.path.dirname(__file__), "data", "sarif-schema-2.1.0.json")
+    with open(schema_path, encoding="utf-8") as fh:
+        schema = json.load(fh)
+    log = json.loads(sarif.stdout)
+    jsonschema.validate(log, schema)
+    results = log["runs"][0]["results"]
+    assert sorted(r["ruleId"] for r in results) == ["RB002", "RB002"]
+    github = kernlint(fixtures, "--no-cache", "--select", "RB", "--output-format", "github", target)
+    lines = github.stdout.splitlines()
+    assert len(lines) == 2 and all(ln.startswith("::warning file=") for ln in lines)
+    assert "title=RB002 register-spill::" in lines[0]

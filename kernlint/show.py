@@ -49,8 +49,11 @@ COMMAND_LINE = {
 
 
 def _display(path: str) -> str:
+    from .config import PRESET_DIR
     from .engine import relpath_for_display
 
+    if os.path.dirname(path) == PRESET_DIR and path.endswith(".toml"):
+        return f"preset {os.path.basename(path)[:-5]}"  # (a shipped preset)
     return relpath_for_display(path)
 
 

@@ -1,0 +1,1 @@
+"""The shipped presets: `preset = "NAME"` puts NAME.toml under a config file."""

@@ -2,7 +2,8 @@
 
 What is stored: a file's findings (with their fixes), warnings and notes, and the FFI wrapper
 targets a Python file names, each under a key made of the kernlint version, the cache format
-and the effective settings for the file (enabled rules, JIT or not, cross-file facts). An
+and the effective settings for the file (enabled rules, JIT or not, cross-file facts;
+the source of the local rules among them). An
 entry also keeps the file's size, mtime and SHA-256: when size and mtime are unchanged the
 file is not even read. An entry stored while its file's mtime was recent (an edit within the
 same timestamp tick keeps size and mtime) is used only after the file's bytes hash to the
@@ -93,6 +94,9 @@ def settings_key(settings, rules, is_jit: bool, project: str = "") -> str:
     policy += f"|cap={getattr(settings, 'max_file_size', '')}"  # (a lower cap skips files)
     h.update(f"{__version__}|{FORMAT}|{code_key()}|{int(is_jit)}|{project}|{policy}|".encode())
     h.update(",".join(r.code for r in rules).encode())
+    from .registry import local_key
+
+    h.update(local_key(rules).encode())  # the source of the local rules among them ("": none)
     return h.hexdigest()[:24]
 
 

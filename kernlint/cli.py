@@ -278,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "server":
         return cmd_server()
     from .output import ReportWriteError, flush_stdout, report_error, silence_stdout
+    from .registry import RuleLoadError
 
     try:
         if args.command in ("rules", "rule", "inspect"):
@@ -299,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`| head -1`): a quiet exit, 128 + SIGPIPE
         silence_stdout()
         return 141
+    except RuleLoadError as exc:  # (an installed `kernlint.rules` entry point's module)
+        print(f"kernlint: error: {exc}", file=sys.stderr)
+        return 2
     except ReportWriteError as exc:  # (a full disk: /dev/full)
         silence_stdout()
         print(f"kernlint: error: {exc}", file=sys.stderr)
@@ -327,8 +331,25 @@ def _registry():
     return load_registry()
 
 
+def _with_local_rules(reg, config=None, paths=(".",)) -> str | None:
+    """Load the local rules (`rules-path`) of the configs that govern `paths` (or of
+    `config`) into `reg`; the error line when one cannot be loaded, else None."""
+    from .config import ConfigError
+    from .registry import load_local_rules_for
+
+    try:
+        load_local_rules_for(reg, config, paths)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def cmd_rules(args) -> int:
     reg = _registry()
+    error = _with_local_rules(reg)
+    if error is not None:
+        print(f"kernlint: error: {error}", file=sys.stderr)
+        return 2
     if args.format == "json":
         import json
 
@@ -361,6 +382,12 @@ def cmd_rule(args) -> int:
     reg = _registry()
     rule = reg.get(args.rule)
     if rule is None:
+        error = _with_local_rules(reg)
+        if error is not None:
+            print(f"kernlint: error: {error}", file=sys.stderr)
+            return 2
+        rule = reg.get(args.rule)
+    if rule is None:
         print(
             f"kernlint: error: unknown rule `{args.rule}` (see `kernlint rules`)", file=sys.stderr
         )
@@ -391,7 +418,11 @@ def cmd_check(args) -> int:
     if empty is not None:
         print(f"kernlint: error: {empty}: an empty rule selector is not allowed", file=sys.stderr)
         return 2
-    unknown = _unknown_selector(args, reg) or _bad_glob(args)
+    unknown = _unknown_selector(args, reg)
+    if unknown is not None:  # (maybe a local rule: those of the configs of the paths count)
+        paths = [args.stdin_filename] if args.stdin_filename else (args.paths or ["."])
+        unknown = _with_local_rules(reg, args.config, paths) or _unknown_selector(args, reg)
+    unknown = unknown or _bad_glob(args)
     if unknown is not None:
         print(f"kernlint: error: {unknown}", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@ Discovery: for each file, the nearest directory upward holding `kernlint.toml` o
 `--config FILE` uses one file for everything. `extend = "path"` inherits from another file
 (relative to the file that names it); keys set here override the inherited ones.
 Paths and globs in a config file (`exclude`, `per-file-ignores`, `jit-roots`,
-`jit-benchmark-roots`, `registered-tests-roots`, `sglang-package-roots`) are relative to the directory of the config file that set them.
+`jit-benchmark-roots`, `registered-tests-roots`, `sglang-package-roots`, `rules-path`) are relative to the directory of the config file that set them.
 
 Errors (a ConfigError: one line naming the file, and the key where there is one): a config
 file that cannot be read, is not UTF-8 (a UTF-8 BOM is allowed), is not TOML or cannot be
@@ -122,6 +122,8 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "compile-instantiate": dict,
     "register-budget": int,
     "per-file-register-budget": dict,
+    # Directories of local rule modules (kernlint.registry; docs/local-rules.md).
+    "rules-path": list,
 }
 AITER_IMPORT_POLICIES = ("reachable", "lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
@@ -331,6 +333,8 @@ def _validate(path: str, table: dict) -> None:
             raise ConfigError(
                 f"{path}: `aiter-import-policy` must be one of {choices}, not {_show(value)}"
             )
+        if key == "rules-path" and not all(p.strip() for p in value):
+            raise ConfigError(f"{path}: `rules-path` must hold directory paths, not empty ones")
         if key == "jit-source-root" and not value.strip():
             raise ConfigError(f"{path}: `jit-source-root` must be a directory path, not empty")
         if key == "max-file-size" and value < 1:
@@ -454,6 +458,10 @@ class Overrides:
     extend_exclude: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
 
+    def all_selectors(self) -> list[str]:
+        """The rule selectors given on the command line."""
+        return list(self.select or ()) + self.extend_select + self.ignore
+
 
 def import_time_policy(settings) -> bool:
     """Do these settings (or None) choose the `import-time` policy of ungated-aiter-import?"""
@@ -515,10 +523,15 @@ class Settings:
             else None
         )
         where = raw.path or "command line"
+        # Local rule modules (`rules-path`): loaded before the selection names their codes.
+        self.rules_path = registry.load_rules_path(raw) if v.get("rules-path") else ()
         select = overrides.select if overrides.select is not None else v.get("select", ["ALL"])
         extend = list(v.get("extend-select", [])) + overrides.extend_select
         ignore = list(v.get("ignore", [])) + overrides.ignore
-        self.enabled = registry.resolve(select, extend, ignore, preview=self.preview, where=where)
+        local = {"local": self.rules_path, "given": overrides.all_selectors()}
+        self.enabled = registry.resolve(
+            select, extend, ignore, preview=self.preview, where=where, **local
+        )
         if not self.compile:  # (the compile pass's rules report only what it measured)
             self.enabled = [r for r in self.enabled if r.name not in COMPILE_RULES]
         self.exclude_root = raw.key_roots.get("exclude", raw.root)
@@ -564,7 +577,7 @@ class Settings:
         self.per_file_ignores = []
         for pattern, selectors in v.get("per-file-ignores", {}).items():
             codes = registry.resolve(
-                selectors, [], [], preview=True, where=f"{where} per-file-ignores"
+                selectors, [], [], preview=True, where=f"{where} per-file-ignores", **local
             )
             self.per_file_ignores.append((_spec([pattern]), pfi_root, codes))
 

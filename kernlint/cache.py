@@ -92,6 +92,7 @@ def settings_key(settings, rules, is_jit: bool, project: str = "") -> str:
         policy += "|semantic|" + ",".join(getattr(settings, "include_paths", []))
         policy += "|" + "\0".join(getattr(settings, "defines", []))
     policy += f"|cap={getattr(settings, 'max_file_size', '')}"  # (a lower cap skips files)
+    policy += "|conv=" + getattr(settings, "conventions_key", "")  # (the house conventions)
     h.update(f"{__version__}|{FORMAT}|{code_key()}|{int(is_jit)}|{project}|{policy}|".encode())
     h.update(",".join(r.code for r in rules).encode())
     from .registry import local_key

@@ -124,14 +124,49 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "per-file-register-budget": dict,
     # Directories of local rule modules (kernlint.registry; docs/local-rules.md).
     "rules-path": list,
+    # House conventions (docs/presets.md): a shipped preset under the config, and the names the
+    # rules take as the project's own. Unset: SGLang's (the `sglang` preset).
+    "preset": str,
+    "namespaces": list,
+    "third-party-namespaces": list,
+    "launch-wrappers": list,
+    "launch-check": str,
+    "primitives": list,
+    "drop-primitives": list,
+    "primitives-implementation": list,
+    "ffi-boundaries": list,
+    "aiter-gates": list,
+    "jit-loaders": list,
+    "jit-cache-decorators": list,
+    "ci-registration-functions": list,
 }
+PRESETS = ("sglang", "flashinfer", "vllm", "generic")
+PRESET_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "presets")
+FFI_BOUNDARIES = ("tvm-ffi", "torch-library", "pybind11")
+# The convention keys (Settings attributes of the same name, `-` as `_`; None when unset).
+CONVENTION_KEYS = (
+    "namespaces",
+    "third-party-namespaces",
+    "launch-wrappers",
+    "launch-check",
+    "primitives",
+    "drop-primitives",
+    "primitives-implementation",
+    "ffi-boundaries",
+    "aiter-gates",
+    "jit-loaders",
+    "jit-cache-decorators",
+    "ci-registration-functions",
+)
+_PRIMITIVE_KEYS = {"name": str, "pattern": str, "replacement": str, "message": str}
+_NAME = re.compile(r"(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*")
 AITER_IMPORT_POLICIES = ("reachable", "lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
 
 
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.S)
 _ARCH = re.compile(r"sm_\d{2,3}[af]?")
-_ANY_LIST_KEYS = frozenset()  # (list keys whose items need not be strings)
+_ANY_LIST_KEYS = frozenset({"primitives"})  # (list keys whose items need not be strings)
 DEFAULT_REGISTER_BUDGET = 64
 COMPILE_RULES = frozenset({"register-budget-exceeded", "register-spill"})  # (kernlint.compile)
 DEFAULT_COMPILE_ARCHS = ["sm_90"]
@@ -342,6 +377,56 @@ def _validate(path: str, table: dict) -> None:
         if key == "defines":
             for d in value:
                 check_define(d, f"{path}: `defines`")
+        if key == "preset" and value not in PRESETS:
+            choices = ", ".join(f'"{c}"' for c in PRESETS)
+            raise ConfigError(f"{path}: `preset` must be one of {choices}, not {_show(value)}")
+        if key == "ffi-boundaries":
+            for kind in value:
+                if kind not in FFI_BOUNDARIES:
+                    choices = ", ".join(f'"{c}"' for c in FFI_BOUNDARIES)
+                    raise ConfigError(
+                        f"{path}: `ffi-boundaries`: {_show(kind)} is not one of {choices}"
+                    )
+        if key in (
+            "namespaces",
+            "third-party-namespaces",
+            "launch-wrappers",
+            "aiter-gates",
+            "jit-loaders",
+            "jit-cache-decorators",
+            "ci-registration-functions",
+        ):
+            for name in value:
+                if not _NAME.fullmatch(name):
+                    raise ConfigError(f"{path}: `{key}`: {_show(name)} is not a C++ or Python name")
+        if key == "launch-check" and value and not _NAME.fullmatch(value):
+            raise ConfigError(
+                f"{path}: `launch-check`: {_show(value)} is not a macro or function name"
+            )
+        if key == "primitives":
+            for i, entry in enumerate(value, 1):
+                where = f"{path}: `primitives` item {i}"
+                if not isinstance(entry, dict):
+                    raise ConfigError(
+                        f"{where} must be a table (name, pattern, replacement, message)"
+                    )
+                for k, v2 in entry.items():
+                    if k not in _PRIMITIVE_KEYS:
+                        known = ", ".join(_PRIMITIVE_KEYS)
+                        raise ConfigError(f"{where}: unknown key `{_key(k)}` (known: {known})")
+                    if not isinstance(v2, str) or not v2.strip():
+                        raise ConfigError(f"{where}: `{k}` must be a non-empty string")
+                for k in ("name", "pattern", "replacement"):
+                    if k not in entry:
+                        raise ConfigError(f"{where}: `{k}` is missing")
+                try:
+                    re.compile(entry["pattern"])
+                except re.error as exc:
+                    raise ConfigError(
+                        f"{where}: `pattern` is not a regular expression: {exc}"
+                    ) from None
+        if key == "primitives-implementation":
+            _check_globs(path, "`primitives-implementation`", value)
         if key == "compile-archs":
             for arch in value:
                 if not _ARCH.fullmatch(arch):
@@ -406,8 +491,16 @@ def load_config_file(path: str) -> RawConfig:
         target = os.path.expanduser(table["extend"])
         path = os.path.abspath(os.path.join(os.path.dirname(path), target))
     raw = RawConfig(path=chain[0][0], root=os.path.dirname(chain[0][0]))
-    for p, table in reversed(chain):
-        root = os.path.dirname(p)
+    layers = [(p, table, os.path.dirname(p)) for p, table in reversed(chain)]
+    # `preset`: a shipped config under the whole chain (the nearest file that names one wins);
+    # its paths are relative to the directory of the file that names it.
+    named = next(((p, t["preset"]) for p, t in chain if "preset" in t), None)
+    if named is not None:
+        preset_path = os.path.join(PRESET_DIR, f"{named[1]}.toml")
+        table = _table_of(preset_path) or {}
+        _validate(preset_path, table)
+        layers.insert(0, (preset_path, table, os.path.dirname(named[0])))
+    for p, table, root in layers:
         for key, value in table.items():
             if key == "extend":
                 continue
@@ -506,6 +599,15 @@ class Settings:
             (_spec([pattern]), rb_root, pattern, budget)
             for pattern, budget in v.get("per-file-register-budget", {}).items()
         ]
+        # House conventions (CONVENTION_KEYS): None where the config leaves them to the rules'
+        # defaults (SGLang's).
+        for key in CONVENTION_KEYS:
+            setattr(self, key.replace("-", "_"), v.get(key))
+        self.preset = v.get("preset", "sglang")
+        conv = {k: v[k] for k in CONVENTION_KEYS if k in v}
+        if "primitives-implementation" in conv:
+            conv["primitives-implementation-root"] = raw.key_roots.get("primitives-implementation")
+        self.conventions_key = repr(sorted(conv.items())) if conv else ""
         # file path or glob (relative to its config) -> the instantiations to build
         self.compile_instantiate = dict(v.get("compile-instantiate", {}))
         self.compile_instantiate_root = raw.key_roots.get("compile-instantiate", raw.root)

@@ -639,11 +639,16 @@ def lint_file(
         where = f"rule {exc.rule}" if isinstance(exc, RuleCrash) else "kernlint"
         cause = exc.__cause__ if isinstance(exc, RuleCrash) else exc
         detail = f"{type(cause).__name__}: {cause}".strip().rstrip(":")
+        local = getattr(registry, "files", {}).get(exc.rule) if isinstance(exc, RuleCrash) else None
+        blame = (
+            f"This is a bug in the local rule {exc.rule} ({relpath_for_display(local)})"
+            if local
+            else "This is a bug in kernlint: please report it with the file"
+        )
         return FileResult(
             display,
             warnings=[
-                f"{display}: internal error in {where} ({detail[:200]}); the file is skipped. "
-                "This is a bug in kernlint: please report it with the file"
+                f"{display}: internal error in {where} ({detail[:200]}); the file is skipped. {blame}"
             ],
             abspath=path,
             language=language,

@@ -399,6 +399,9 @@ def test_a_local_rule_that_raises_is_named_and_the_run_goes_on(tmp_path, monkeyp
         f"warning: {os.path.join('src', 'b.cu')}: internal error in rule FX003 (ValueError: "
         "boom at 4); the file is skipped"
     )
+    # The local rule is to blame, not kernlint.
+    assert warning.endswith(".py)") and "bug in the local rule FX003 (" in warning
+    assert "bug in kernlint" not in warning
     assert "Traceback" not in err
 
 

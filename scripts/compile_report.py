@@ -52,9 +52,12 @@ def main(argv=None) -> int:
     stats = kc.STATS
     builds = stats.get("builds", {})
     failed = stats.get("failed", {})
-    total = sum(builds.values())
+    total = sum(builds.values()) + stats.get("triton_measured", 0)  # (Triton: one per build)
     print(f"tree: {os.path.abspath(args.tree)} ({len(candidates)} files)")
-    print(f"wall: {wall:.1f} s for {total} builds ({wall / max(total, 1):.2f} s per build)")
+    print(
+        f"wall: {wall:.1f} s for {total} builds, CUDA and Triton "
+        f"({wall / max(total, 1):.2f} s per build)"
+    )
     print()
     print("| source | builds | failed | kernels placed |")
     print("|---|---|---|---|")

@@ -169,6 +169,30 @@ def test_budget_sources(text, budget, origin):
     assert got == budget and origin in where
 
 
+@pytest.mark.parametrize(
+    "text,budget",
+    [
+        (
+            b"constexpr int kThreads = 256;\n__global__ void __launch_bounds__(kThreads, 2) k(float* o) {}",
+            128,
+        ),
+        (b"#define THREADS 512\n__global__ void __launch_bounds__(THREADS, 4) k(float* o) {}", 32),
+        # A template parameter, an expression, a name the file does not define: not judged.
+        (b"template <int T>\n__global__ void __launch_bounds__(T, 1) k(float* o) {}", None),
+        (b"__global__ void __launch_bounds__(2 * 128) k(float* o) {}", None),
+        (b"__global__ void __launch_bounds__(kElsewhere, 1) k(float* o) {}", None),
+        # A macro where launch bounds would be: maybe them, not judged.
+        (b"__global__ void SGL_LAUNCH_BOUNDS(256) k(float* o) {}", None),
+        # An upper-case template parameter before `__global__` is no such macro.
+        (b"template <int BLOCK_SIZE = 128>\n__global__ void k(float* o) {}", 64),
+    ],
+)
+def test_launch_bounds_by_name_or_not_judged(text, budget):
+    def_start = 0
+    name_start = text.index(b" k(") + 1
+    assert budget_of(_Settings(), "a.cuh", text, def_start, name_start)[0] == budget
+
+
 def test_a_tighter_default_wins_over_loose_launch_bounds():
     text = b"__global__ void __launch_bounds__(128) k(float* out) {}"
     assert budget_of(_Settings(32), "a.cuh", text, 0, text.index(b" k(") + 1)[0] == 32
@@ -270,7 +294,8 @@ def test_config_instantiations_each_arch_and_json(tmp_path):
     assert len(found) == 2 and {d["code"] for d in found} == {"RB001"}
     for arch in ("sm_90", "sm_100"):
         assert any(
-            f"as `pair_kernel<float, 96>` on {arch} (1 of 2 builds over)" in m for m in messages
+            f"as `pair_kernel<float, 96>` on {arch} (1 of 2 instantiations over)" in m
+            for m in messages
         )
     assert {d["line"] for d in found} == {5}  # (the kernel's name, where it is defined)
 
@@ -432,3 +457,39 @@ def test_findings_in_sarif_and_github_formats():
     lines = github.stdout.splitlines()
     assert len(lines) == 2 and all(ln.startswith("::warning file=") for ln in lines)
     assert "title=RB002 register-spill::" in lines[0]
+
+
+@needs_nvcc
+def test_unreadable_launch_bounds_and_alternative_definitions(tmp_path):
+    write(tmp_path, "kernlint.toml", 'jit-roots = ["**"]\ncompile = true\n')
+    write(
+        tmp_path,
+        "a.cuh",
+        "namespace sglang {\n"
+        "template <int T>\n"
+        "__global__ void __launch_bounds__(T, 1) bounded(float* __restrict__ out, "
+        "const float* __restrict__ in) {\n" + HEAVY.format(n=96) + "}\n"
+        "template <int T>\nvoid launch(float* o, const float* i) { bounded<T><<<1, T>>>(o, i); }\n"
+        "#if defined(USE_TABLE_B)\n"
+        "__global__ void pick(float* out, const int* idx) { out[0] = idx[0]; }\n"
+        "#else\n"
+        "__global__ void pick(float* out, const int* idx) {  // kernlint: the one built\n"
+        "  float t[64];\n  for (int i = 0; i < 64; ++i) t[i] = i;\n"
+        "  out[threadIdx.x] = t[idx[threadIdx.x] & 63];\n}\n"
+        "#endif\n"
+        "}  // namespace sglang\n",
+    )
+    write(
+        tmp_path,
+        "kernlint.toml",
+        'jit-roots = ["**"]\ncompile = true\n[compile-instantiate]\n"a.cuh" = ["launch<128>"]\n',
+    )
+    p = kernlint(tmp_path, "--no-cache", "--select", "RB", "a.cuh")
+    # `bounded` (106 registers) has launch bounds from a template parameter: not judged.
+    assert "kernel `bounded`" not in p.stdout.replace("RB002", "")
+    assert "1 kernels with launch bounds kernlint cannot read: registers not judged" in p.stderr
+    # `pick`, defined twice under #if/#else in one file, is placed on its first definition.
+    lines = (tmp_path / "a.cuh").read_text().splitlines()
+    first = next(i for i, ln in enumerate(lines, 1) if ln.startswith("__global__ void pick"))
+    assert f"a.cuh:{first}:17: RB002" in p.stdout and "kernel `pick` uses" in p.stdout
+    assert "compile: nvcc " in p.stderr

@@ -27,7 +27,6 @@ REGISTERS_PER_SM = 65536
 MAX_REGISTERS = 255
 
 _INLINE_BUDGET = re.compile(rb"kernlint:[ \t]*register-budget[ \t]+(\d+)")
-_LAUNCH_BOUNDS = re.compile(rb"__launch_bounds__\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?(?:,\s*\d+\s*)?\)")
 
 
 class Placed:
@@ -98,16 +97,63 @@ def budget_of(settings, abspath: str, data: bytes, def_start: int, name_start: i
         return max(
             1, min(int(m.group(1)), MAX_REGISTERS)
         ), "its `kernlint: register-budget` comment"
-    bounds = _LAUNCH_BOUNDS.search(data, def_start, name_start)
-    if bounds and int(bounds.group(1)) > 0:
-        threads = int(bounds.group(1))
-        blocks = int(bounds.group(2)) if bounds.group(2) else None
+    if abspath.endswith((".py", ".pyi")):
+        return base, f"`{where}`" if where == "register-budget" else where
+    prefix = data[def_start:name_start]
+    at = prefix.rfind(b"__global__")
+    prefix = prefix[at:] if at >= 0 else prefix  # (not a template's parameter list)
+    if b"__launch_bounds__" in prefix:
+        found = _launch_bounds(data, prefix)
+        if found is None:
+            return None, "`__launch_bounds__` whose arguments are not numbers kernlint can read"
+        threads, blocks, shown = found
         implied = REGISTERS_PER_SM // (threads * (blocks or 1)) // 8 * 8
         implied = max(8, min(implied, MAX_REGISTERS))
-        shown = re.sub(r"\s+", " ", bounds.group(0).decode("ascii", "replace"))
         if blocks or implied < base:
             return implied, f"`{shown}`"
+    elif _MACRO_ATTRIBUTE.search(prefix):
+        # (a macro between `__global__` and the name may stand for `__launch_bounds__`)
+        return None, "a macro before the kernel's name that may set its launch bounds"
     return base, f"`{where}`" if where == "register-budget" else where
+
+
+_BOUNDS_ARGS = re.compile(rb"__launch_bounds__\s*\(([^()]*)\)")
+_MACRO_ATTRIBUTE = re.compile(rb"\b[A-Z][A-Z0-9_]*[A-Z0-9]\s*(\(|\s)")
+_FILE_CONSTANT = (
+    rb"(?:^|\n)[ \t]*(?:(?:static|inline)\s+)*constexpr\s+(?:const\s+)?(?:unsigned\s+)?(?:int|"
+    rb"uint32_t|int32_t|size_t|auto)\s+%s\s*=\s*(\d+)\s*;"
+)
+_DEFINE_CONSTANT = rb"(?:^|\n)[ \t]*#[ \t]*define[ \t]+%s[ \t]+\(?(\d+)\)?[ \t]*(?:\n|//|$)"
+
+
+def _launch_bounds(data: bytes, prefix: bytes):
+    """(threads, blocks or None, as written) of a `__launch_bounds__(...)` whose arguments are
+    numbers, or names the file defines as one number (`constexpr int kThreads = 128;`,
+    `#define THREADS 128`); None for anything else (a template parameter, an expression)."""
+    m = _BOUNDS_ARGS.search(prefix)
+    if m is None:
+        return None
+    values = []
+    for arg in m.group(1).split(b",")[:2]:
+        arg = arg.strip()
+        if arg.isdigit():
+            values.append(int(arg))
+            continue
+        if not re.fullmatch(rb"[A-Za-z_]\w*", arg):
+            return None
+        name = re.escape(arg)
+        found = [
+            int(x.group(1))
+            for pattern in (_FILE_CONSTANT, _DEFINE_CONSTANT)
+            for x in re.finditer(pattern % name, data)
+        ]
+        if len(set(found)) != 1:
+            return None  # (not defined here, or defined twice with different values)
+        values.append(found[0])
+    if not values or values[0] <= 0:
+        return None
+    shown = re.sub(r"\s+", " ", m.group(0).decode("ascii", "replace"))
+    return values[0], (values[1] if len(values) > 1 and values[1] > 0 else None), shown
 
 
 def prepare(candidates, resolver, *, cache_dir=None, compile_from=None, jobs=None, warn=print):
@@ -126,6 +172,15 @@ def prepare(candidates, resolver, *, cache_dir=None, compile_from=None, jobs=Non
     notes = run_pass(chosen, resolver, cache_dir=cache_dir, compile_from=compile_from, jobs=jobs)
     for note in notes:
         warn(note)
+
+
+def by_arch(placed: Placed) -> list[tuple[str, list[Usage]]]:
+    """A kernel's usages per architecture, architectures in order (the rules' one finding per
+    kernel and architecture)."""
+    out: dict[str, list[Usage]] = {}
+    for usage in placed.usages:
+        out.setdefault(usage.arch, []).append(usage)
+    return sorted(out.items())
 
 
 def place(abspath: str, placed: Placed) -> None:

@@ -155,6 +155,7 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
     if builds:
         cache = CompileCache(cache_dir)
         tool_id = toolchain_id(nvcc)
+        notes.append(f"compile: {_nvcc_version(nvcc)} ({nvcc})")
         for b in builds:
             settings = settings_of.get(b.files[0]) or resolver.for_file(b.files[0])
             b.flags = _include_flags(b.files[0], settings, nvcc) + b.flags
@@ -163,7 +164,8 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
             results = list(pool.map(lambda b: run_build(b, nvcc, cache, tool_id), builds))
 
     cached = built = failed = measured = 0
-    unplaced = 0
+    unplaced: set[str] = set()
+    nodef: set[str] = set()
     from .toolchain import demangle
 
     readable = demangle(
@@ -194,9 +196,13 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
                 source=build.source,
             )
             targets = [k for k in defs.get(name or "", []) if os.path.realpath(k.path) in read]
-            if len(targets) != 1:
-                unplaced += bool(targets) or False
+            if not targets:
+                nodef.add(symbol)  # (e.g. a definition whose parameter list is a macro)
                 continue
+            if len({k.path for k in targets}) != 1:
+                unplaced.add(symbol)  # (defined in two checked files the build read)
+                continue
+            # One file (definitions under `#if`/`#else`): the first definition stands for it.
             measured += 1
             _add(targets[0], usage, datas, settings_of)
 
@@ -234,7 +240,16 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
             f"{unresolved_calls} `load_jit` calls with template arguments known only at run time"
         )
     if unplaced:
-        parts.append(f"{unplaced} kernels defined in more than one checked file, not placed")
+        parts.append(f"{len(unplaced)} kernels defined in more than one checked file, not placed")
+    if nodef:
+        parts.append(
+            f"{len(nodef)} kernels built whose definition kernlint does not see (not placed)"
+        )
+    unjudged = sum(1 for p in _PLACED.values() if p.budget is None and p.usages)
+    if unjudged:
+        parts.append(
+            f"{unjudged} kernels with launch bounds kernlint cannot read: registers not judged"
+        )
     notes.append("compile: " + "; ".join(parts))
     STATS.update(
         builds={k: sum(b.source == k for b in builds) for k in _SOURCE_NAMES},
@@ -245,7 +260,8 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
         cached=cached,
         templates_not_instantiated=templates,
         unresolved_load_jit=unresolved_calls,
-        unplaced=unplaced,
+        unplaced=len(unplaced),
+        no_definition=len(nodef),
         triton_measured=triton_measured,
         triton_skipped=triton_skipped,
     )
@@ -434,3 +450,18 @@ def _triton_version() -> str:
         except Exception:  # (a missing or broken install: builds fail and say so)
             _TRITON_VERSION.append("?")
     return _TRITON_VERSION[0]
+
+
+def _nvcc_version(nvcc: str) -> str:
+    """`nvcc 13.0.88`, from `nvcc --version` (which nvcc built the figures)."""
+    import re
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            [nvcc, "--version"], capture_output=True, text=True, timeout=30, errors="replace"
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "nvcc"
+    m = re.search(r"V(\d+\.\d+\.\d+)", out) or re.search(r"release (\d+\.\d+)", out)
+    return f"nvcc {m.group(1)}" if m else "nvcc"

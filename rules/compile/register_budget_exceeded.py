@@ -49,7 +49,7 @@ Kernels that are no template, `compile-instantiate` entries, `load_jit` calls wi
 template arguments, and `--compile-from` binaries; the run's note counts the rest.
 """
 
-from kernlint.compile import results_for
+from kernlint.compile import by_arch, results_for
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -65,16 +65,16 @@ RULE = Rule(
 
 def check(ctx) -> None:
     for placed in results_for(ctx.source.abspath):
-        by_arch: dict[str, list] = {}
-        for usage in placed.usages:
-            by_arch.setdefault(usage.arch, []).append(usage)
-        for arch in sorted(by_arch):
-            usages = by_arch[arch]
+        for arch, usages in by_arch(placed):
+            if placed.budget is None:
+                continue  # (launch bounds kernlint cannot read: the run's note counts it)
             over = [u for u in usages if u.registers > placed.budget]
             if not over:
                 continue
             worst = max(over, key=lambda u: u.registers)
-            count = "" if len(usages) == 1 else f" ({len(over)} of {len(usages)} builds over)"
+            count = (
+                "" if len(usages) == 1 else f" ({len(over)} of {len(usages)} instantiations over)"
+            )
             built = f" as `{worst.instantiation}`" if worst.instantiation else ""
             ctx.report(
                 placed.start,

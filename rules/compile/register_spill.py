@@ -33,7 +33,7 @@ As for `register-budget-exceeded`: non-template kernels, `compile-instantiate` e
 which cuobjdump reports local memory, not spills apart).
 """
 
-from kernlint.compile import results_for
+from kernlint.compile import by_arch, results_for
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -53,11 +53,7 @@ def _bytes(usage) -> int:
 
 def check(ctx) -> None:
     for placed in results_for(ctx.source.abspath):
-        by_arch: dict[str, list] = {}
-        for usage in placed.usages:
-            by_arch.setdefault(usage.arch, []).append(usage)
-        for arch in sorted(by_arch):
-            usages = by_arch[arch]
+        for arch, usages in by_arch(placed):
             bad = [u for u in usages if _bytes(u)]
             if not bad:
                 continue
@@ -69,7 +65,7 @@ def check(ctx) -> None:
                 )
             else:
                 what = f"uses {worst.local_bytes} bytes of local memory per thread"
-            count = "" if len(usages) == 1 else f" ({len(bad)} of {len(usages)} builds)"
+            count = "" if len(usages) == 1 else f" ({len(bad)} of {len(usages)} instantiations)"
             ctx.report(
                 placed.start,
                 placed.end,

@@ -78,14 +78,16 @@ def main(argv=None) -> int:
         1
         for placed_list in kc._RESULTS.values()
         for p in placed_list
-        if any(u.registers > p.budget for u in p.usages)
+        if p.budget is not None and any(u.registers > p.budget for u in p.usages)
     )
+    unjudged = sum(1 for v in kc._RESULTS.values() for p in v if p.budget is None)
     kernels_local = len({(s[0], s[1]) for s in spills})
     kernels = sum(len(v) for v in kc._RESULTS.values())
     print()
     print(
         f"kernels placed: {kernels}; over their budget: {kernels_over}; "
-        f"with spills or local memory: {kernels_local}"
+        f"with spills or local memory: {kernels_local}; launch bounds not readable (not judged): "
+        f"{unjudged}"
     )
     print(
         f"templates not instantiated: {stats.get('templates_not_instantiated', 0)}; "

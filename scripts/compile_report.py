@@ -21,6 +21,9 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", action="append", help="architectures (default: the config's)")
     ap.add_argument("--cache-dir")
     ap.add_argument("--config", help="a config file for every file (compile-instantiate entries)")
+    ap.add_argument(
+        "--verdicts", help="reviewed findings to check (tests/ecosystem/compile-verdicts.toml)"
+    )
     ap.add_argument("--budget", type=int, default=64, help="registers to count kernels over")
     args = ap.parse_args(argv)
 
@@ -97,7 +100,52 @@ def main(argv=None) -> int:
     )
     for note in notes:
         print("note:", note[:300], file=sys.stderr)
+    if args.verdicts:
+        return _check_verdicts(args.verdicts, kc._RESULTS)
     return 0
+
+
+def _findings(results) -> set[tuple[str, int, str]]:
+    """(path relative to the current directory, line, rule code) of what the rules report."""
+    out = set()
+    for path, placed_list in results.items():
+        with open(path, "rb") as fh:
+            data = fh.read()
+        rel = os.path.relpath(path)
+        for p in placed_list:
+            line = data.count(b"\n", 0, p.start) + 1
+            if p.budget is not None and any(u.registers > p.budget for u in p.usages):
+                out.add((rel, line, "RB001"))
+            if any(u.spill_stores or u.spill_loads or u.local_bytes for u in p.usages):
+                out.add((rel, line, "RB002"))
+    return out
+
+
+def _check_verdicts(path: str, results) -> int:
+    import tomllib
+
+    with open(path, "rb") as fh:
+        verdicts = tomllib.load(fh).get("verdict", [])
+    found = _findings(results)
+    bad = 0
+    for v in verdicts:
+        key = (v["path"], v["line"], v["rule"])
+        if v["verdict"] and key not in found:
+            print(f"violation: {key[0]}:{key[1]} {key[2]} is reviewed true but not reported")
+            bad += 1
+        elif not v["verdict"] and key in found:
+            print(f"violation: {key[0]}:{key[1]} {key[2]} is reviewed false but still reported")
+            bad += 1
+    reviewed = {(v["path"], v["line"], v["rule"]) for v in verdicts}
+    unreviewed = sorted(found - reviewed)
+    true = sum(1 for v in verdicts if v["verdict"] and (v["path"], v["line"], v["rule"]) in found)
+    print(
+        f"verdicts: {len(verdicts)} ({true} true findings reported), {bad} violations, "
+        f"{len(unreviewed)} findings without a verdict"
+    )
+    for key in unreviewed:
+        print(f"unreviewed: {key[0]}:{key[1]} {key[2]}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

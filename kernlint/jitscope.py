@@ -31,7 +31,9 @@ convention is in force in its tree: the `include/sgl_kernel/utils.h` found in th
 directory above the file (`D/include/sgl_kernel/utils.h`) opens `namespace sglang` (older
 SGLang trees, such as the 0.5.15 wheel, define `host::` and `device::` at global scope and
 export their functions there). Without such a header (a file checked on its own, outside its
-tree) the convention is taken to be in force.
+tree) the convention is taken to be in force. With the `namespaces` setting naming a project's
+own namespaces (anything but `["sglang"]`), SGLang's headers are not consulted: the convention
+is in force.
 """
 
 from __future__ import annotations
@@ -302,9 +304,19 @@ def convention_header(abspath: str) -> str | None:
     return nearest_above(os.path.dirname(os.path.abspath(abspath)), probe, _HEADER_OF_DIR)
 
 
-def namespace_convention(abspath: str) -> tuple[bool, str | None]:
+def sglang_namespaces(namespaces) -> bool:
+    """Are these `namespaces` settings SGLang's (unset, or `["sglang"]`)? Only then does the
+    tree's `include/sgl_kernel/utils.h` say whether the convention is in force."""
+    return namespaces is None or {n.lstrip(":") for n in namespaces} == {"sglang"}
+
+
+def namespace_convention(abspath: str, namespaces=None) -> tuple[bool, str | None]:
     """(in force, the header that decided it) for a file under the JIT roots: in force unless
-    the tree's `include/sgl_kernel/utils.h` exists and does not open `namespace sglang`."""
+    the tree's `include/sgl_kernel/utils.h` exists and does not open `namespace sglang`.
+    `namespaces`: the `namespaces` setting; a project's own namespaces (not SGLang's) are in
+    force whatever SGLang's headers hold (`sglang_namespaces`)."""
+    if not sglang_namespaces(namespaces):
+        return True, None
     header = convention_header(abspath)
     if header is None:
         return True, None
@@ -321,9 +333,9 @@ def namespace_convention(abspath: str) -> tuple[bool, str | None]:
     return in_force, header
 
 
-def convention_fingerprint(abspath: str) -> str:
+def convention_fingerprint(abspath: str, namespaces=None) -> str:
     """What the cache key of a file's CU002 findings depends on beyond the file itself."""
-    in_force, header = namespace_convention(abspath)
+    in_force, header = namespace_convention(abspath, namespaces)
     return "" if in_force else f"|no-sglang-ns:{header}"
 
 

@@ -1,31 +1,32 @@
 """Reports JIT code that is not inside `namespace sglang`.
 
 ## What it does
-In JIT sources (files under `jit-roots`), reports each namespace-scope item (a function, kernel,
-template, type, variable, alias or typedef) not enclosed, at any depth, in `namespace sglang`
-(`namespace sglang::x {` counts), on its first line.
+In JIT sources, reports each namespace-scope item (function, kernel, template, type, variable,
+alias, typedef) not enclosed, at any depth, in `namespace sglang` (`namespace sglang::x {`
+counts), on its first line.
 
 Not reported, by design:
 - preprocessor lines, includes, comments, `using` declarations and directives, `static_assert`,
   macro invocations (FFI export macros must stay global);
 - items inside a third-party namespace the code extends (`std`, `cute`, `cutlass`, `cub`,
-  `thrust`, `tvm`, `at`, `c10`, `torch`);
+  `thrust`, `tvm`, `at`, `c10`, `torch`, and `third-party-namespaces`);
 - items that must be global: CUDA runtime or driver API names (`cuda*`, `cu[A-Z]*`, `CU[A-Z_]*`,
   as a ROCm shim defines them), names starting with `__`, `extern "C"` items;
 - a namespace named by a macro the file does not `#define`;
 - namespace bodies the parser could not understand;
-- trees whose `include/sgl_kernel/utils.h` does not open `namespace sglang` (older layouts): the
-  run warns once, naming the header;
+- trees whose `include/sgl_kernel/utils.h` does not open `namespace sglang` (older layouts;
+  unless `namespaces` names others): the run warns once;
 - torch extensions, marked verbatim copies and generated files.
 
-Vendored code without a copy marker is reported: add a `// Copied from URL` line to its leading
-comment, or list it in `per-file-ignores`.
+Vendored code without a copy marker is reported: add a `// Copied from URL` leading comment,
+or list it in `per-file-ignores`.
 
 ## Why is this bad?
 SGLang's JIT kernel guide puts all JIT device and host code inside `namespace sglang`. JIT
-modules share one process with PyTorch, CUTLASS, FlashInfer and other kernel libraries; a global
-`rms_norm` kernel or `Params` struct collides with theirs (ODR violations, wrong symbol picked
-at load time).
+modules share a process with other kernel libraries; a global `rms_norm` kernel or `Params`
+struct collides with theirs (ODR violations, wrong symbol picked at load time).
+
+Configure: `namespaces` (`[]` turns the rule off), `third-party-namespaces` (docs/presets.md).
 
 ## Example
 ```cpp
@@ -74,10 +75,35 @@ _MACRO_LIKE = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _MACRO_CALL_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 
 
+def house_namespaces(settings) -> tuple[tuple[tuple[str, ...], ...], frozenset[str]] | None:
+    """(the namespaces JIT code must live in, each as its components; the third-party
+    namespaces allowed) from the `namespaces` and `third-party-namespaces` settings, or None
+    when neither is set (SGLang's: `sglang`, `THIRD_PARTY_NAMESPACES`)."""
+    namespaces = getattr(settings, "namespaces", None)
+    extra = getattr(settings, "third_party_namespaces", None)
+    if namespaces is None and extra is None:
+        return None
+    own = tuple(
+        tuple(n.lstrip(":").split("::")) for n in (["sglang"] if namespaces is None else namespaces)
+    )
+    allowed = THIRD_PARTY_NAMESPACES | {n.lstrip(":").split("::")[0] for n in extra or ()}
+    return own, allowed
+
+
 def check(ctx) -> None:
-    in_force, _ = namespace_convention(ctx.source.abspath or os.path.abspath(ctx.source.path))
+    house = house_namespaces(ctx.settings)
+    in_force, _ = namespace_convention(
+        ctx.source.abspath or os.path.abspath(ctx.source.path),
+        getattr(ctx.settings, "namespaces", None),
+    )
     if not in_force:
         return  # this tree's own JIT headers predate the convention (noted once per run)
+    if house is not None:
+        own, allowed = house
+        if not own:
+            return  # `namespaces = []`: no house namespace to ask for
+        wanted = " or ".join(f"`namespace {'::'.join(ns)}`" for ns in own)
+        advice = f"enclose it in `namespace {'::'.join(own[0])} {{ ... }}`"
     macros: dict[str, list[str] | None] = {}
     for item in ctx.facts.items:
         name = item.name or _declared_name(item.node, ctx)
@@ -95,7 +121,10 @@ def check(ctx) -> None:
             continue  # a namespace named by a macro this file does not define
         # The outermost named namespace of each expansion (anonymous ones are transparent).
         outer = {next((p for p in ns if p), "") for ns in namespace}
-        if outer == {"sglang"} or outer <= THIRD_PARTY_NAMESPACES:
+        if house is None:
+            if outer == {"sglang"} or outer <= THIRD_PARTY_NAMESPACES:
+                continue
+        elif outer <= allowed or all(_inside(ns, own) for ns in namespace):
             continue
         node = item.node
         what = f"{item.kind} `{name}`" if name else item.kind
@@ -112,12 +141,21 @@ def check(ctx) -> None:
         end = node.end_byte if line_end < 0 else min(node.end_byte, line_end)
         if end > node.start_byte and ctx.data[end - 1 : end] == b"\r":
             end -= 1
-        ctx.report(
-            node.start_byte,
-            end,
-            f"{what} is in {where}, not inside `namespace sglang`: enclose it in "
-            "`namespace sglang { ... }`",
-        )
+        if house is None:
+            ctx.report(
+                node.start_byte,
+                end,
+                f"{what} is in {where}, not inside `namespace sglang`: enclose it in "
+                "`namespace sglang { ... }`",
+            )
+        else:
+            ctx.report(node.start_byte, end, f"{what} is in {where}, not inside {wanted}: {advice}")
+
+
+def _inside(namespace: tuple[str, ...], own) -> bool:
+    """Does the namespace (anonymous components are transparent) lie inside one of `own`?"""
+    named = tuple(p for p in namespace if p)
+    return any(named[: len(ns)] == ns for ns in own)
 
 
 def _expanded(namespace, data: bytes, macros) -> list[tuple[str, ...]] | None:

@@ -4,11 +4,11 @@
 In JIT sources, reports (with its replacement):
 - `__device__ __forceinline__` or plain `__device__` functions: `SGL_DEVICE` (`SGL_DEVICE_HOST`
   with `__host__`);
-- `v += __shfl_xor_sync(m, v, k)` and its max/min forms: `device::warp::reduce_sum/max/min`;
+- `v += __shfl_xor_sync(m, v, k)` and max/min forms: `device::warp::reduce_sum/max/min`;
 - `cudaGridDependencySynchronize()`, `cudaTriggerProgrammaticLaunchCompletion()`,
   `griddepcontrol` asm: `PDLWaitPrimary<kUsePDL>()`, `PDLTriggerSecondary<kUsePDL>()`;
 - `reinterpret_cast<float4*>(p + i)` (`int4`, `uint4`, C-style): `AlignedVector<T, N>`;
-- `cudaGetLastError()` after a launch: nothing (`host::LaunchKernel` checks it);
+- `cudaGetLastError()` after a launch: nothing (`LaunchKernel` checks it);
 - host `assert`, `TORCH_CHECK`, `host::RuntimeCheck`: `CHECK_HOST(cond) << "message"`;
 - `host::RuntimeDeviceCheck(expr)`: `CHECK_CUDA(expr) << "context"`;
 - host `cudaMalloc(Async)`: `host::alloc_workspace_tensor(nbytes, device)`;
@@ -17,11 +17,12 @@ In JIT sources, reports (with its replacement):
   `bf16x2_t`.
 
 Each is reported only where the tree's `include/sgl_kernel/` headers define the replacement,
-type spellings only inside `namespace sglang` in files including one.
+type spellings only inside `namespace sglang` in files including one. Configure: `primitives`,
+`drop-primitives`, `primitives-implementation` (docs/presets.md).
 
 Not reported, by design:
 - shuffles that are not a reduction (arg-max butterflies);
-- vector casts of locals, in host code, or feeding `__ldg`, hinted, async or TMA accesses;
+- vector casts of locals, in host code, feeding `__ldg`, hinted, async or TMA accesses;
 - device `assert`; checks in functions taking a `DebugInfo`; `__noinline__` or macro-decorated
   functions; cross-process allocations; intrinsics near a mention of NaN or taking a shuffle;
 - `include/sgl_kernel/**`; files marked as another project's code ("Adapted from <URL>") and
@@ -31,8 +32,8 @@ Known misses: `cudaGetLastError()` after a helper's launch, `__fadd_rn` sums, 64
 `uint2`/`float2` casts. Unmarked copied code is reported: add a "Taken from ..." line.
 
 ## Why is this bad?
-The abstractions encode what reviewers otherwise check by hand: ROCm builds, warp masks, PDL
-turned off, aligned accesses, launch errors, exceptions instead of aborts.
+The abstractions encode what reviewers check by hand: ROCm builds, warp masks, PDL
+off, aligned accesses, launch errors, exceptions not aborts.
 
 ## Example
 ```cpp
@@ -49,12 +50,14 @@ SGL_DEVICE float twice(float v) { return 2.0f * v; }
 ```
 
 ## Fix safety
-No automatic fix: most replacements restructure the code.
+No automatic fix: most replacements restructure code.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from functools import lru_cache
 
 from kernlint.cpp.facts import in_abstractions, in_document_order, simple_name
 from kernlint.model import Rule
@@ -68,6 +71,8 @@ RULE = Rule(
     severity="warning",
     status="preview",
     scope="jit",
+    # (the `primitives` setting's patterns may match any file: the rule then runs on each)
+    untriggered_when=lambda settings: bool(getattr(settings, "primitives", None)),
     triggers=(
         b"__forceinline__",
         b"__shfl_",
@@ -181,6 +186,45 @@ TABLE = (
 )
 ENTRIES = {e.key: e for e in TABLE}
 
+
+def drop_primitives_problem(names) -> str | None:
+    """What is wrong with a `drop-primitives` value (the names of table entries to leave out,
+    or `"ALL"`), or None. (kernlint.config validates the key with it.)"""
+    for name in names:
+        if name != "ALL" and name not in ENTRIES:
+            known = ", ".join(ENTRIES)
+            shown = repr(name[:61]) if len(name) <= 60 else repr(name[:60])[:-1] + "...'"
+            return f'{shown} is not an entry of the table (known: {known}; or "ALL")'
+    return None
+
+
+def _dropped(settings) -> frozenset[str]:
+    """The table entries the `drop-primitives` setting leaves out."""
+    names = getattr(settings, "drop_primitives", None)
+    if not names:
+        return frozenset()
+    return frozenset(ENTRIES) if "ALL" in names else frozenset(names)
+
+
+def implementation_exempt(ctx) -> bool:
+    """Is the file part of the abstractions' own implementation: under the
+    `primitives-implementation` globs (relative to the config that sets them, or matching the
+    absolute path), by default under `include/sgl_kernel/` (`in_abstractions`)?"""
+    path = ctx.source.abspath or ctx.source.path
+    settings = ctx.settings
+    globs = getattr(settings, "primitives_implementation", None)
+    if globs is None:
+        return in_abstractions(path)
+    if not globs:
+        return False
+    from kernlint.config import _spec, _under
+
+    raw = getattr(settings, "raw", None)
+    root = getattr(settings, "root", None) or os.getcwd()
+    base = raw.key_roots.get("primitives-implementation", root) if raw is not None else root
+    return _under(_spec(list(globs)), base, os.path.abspath(path))
+
+
 _FORCEINLINE = re.compile(
     rb"\b(?:__device__\s+__forceinline__|__forceinline__\s+__device__)\b"
     rb"(?P<host>\s+__host__\b)?"
@@ -282,6 +326,8 @@ def upstream_source(data: bytes) -> str | None:
 
 
 def _report(ctx, start, end, key, text, **fmt) -> None:
+    if key in _dropped(ctx.settings):
+        return
     entry = ENTRIES[key]
     abstraction = entry.abstraction.format(**fmt)
     ctx.report(start, end, entry.message.format(text=text, abstraction=abstraction, **fmt))
@@ -289,17 +335,31 @@ def _report(ctx, start, end, key, text, **fmt) -> None:
 
 def check(ctx) -> None:
     path = ctx.source.abspath or ctx.source.path
-    if in_abstractions(path) or upstream_source(ctx.data) is not None:
+    if implementation_exempt(ctx) or upstream_source(ctx.data) is not None:
         return
     from kernlint.jitscope import included_by_upstream
 
     if included_by_upstream(path):
         return
+    settings = ctx.settings
+    custom = getattr(settings, "primitives", None)
+    if custom:
+        _custom_entries(ctx, custom)
+    dropped = _dropped(settings)
+    if len(dropped) == len(ENTRIES):
+        return
+    if custom and not any(t in ctx.data for t in RULE.triggers):
+        return  # (run for `primitives`: none of the table's words is here)
+    _table(ctx, path, dropped)
+
+
+def _table(ctx, path, dropped) -> None:
+    """The shipped table's entries (those `drop-primitives` leaves)."""
     from kernlint.sgl_headers import abstractions
 
     tree = abstractions(path)
     data = ctx.data
-    if b"__forceinline__" in data:
+    if b"__forceinline__" in data and "forceinline" not in dropped:
         _forceinline(ctx, tree)
 
     facts = ctx.facts
@@ -417,13 +477,59 @@ def check(ctx) -> None:
                     name,
                     function=intrinsics[name],
                 )
-    if vectors and _C_VECTOR_CAST.search(ctx.normalized.data):
+    if vectors and "vector-cast" not in dropped and _C_VECTOR_CAST.search(ctx.normalized.data):
         _c_style_casts(ctx, facts, kinds, memo)
-    if b"__device__" in data and tree.has("SGL_DEVICE"):
+    if b"__device__" in data and "plain-device" not in dropped and tree.has("SGL_DEVICE"):
         _plain_device(ctx, facts, tree)
     spellings = [(n, a) for n, a in tree.aliases if n.encode() in data]
-    if spellings and _SGL_INCLUDE.search(data):  # (the aliases come with the project headers)
+    if (
+        spellings and "type-spelling" not in dropped and _SGL_INCLUDE.search(data)
+    ):  # (the aliases come with the project headers)
         _type_spellings(ctx, facts, spellings)
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str):
+    return re.compile(pattern, re.M)
+
+
+def _custom_entries(ctx, entries) -> None:
+    """The `primitives` setting's entries: each match of an entry's `pattern` (a Python regex
+    over the source text, `^`/`$` at line ends) that does not start in a comment or a string
+    literal, reported with its `message` (`{text}`: what matched, `{replacement}`)."""
+    from kernlint.cpp.lexer import span_at
+
+    data = ctx.data
+    text = data.decode("utf-8", "surrogateescape")
+    ascii_only = data.isascii()
+    spans = None
+    found = []
+    for entry in entries:
+        rx = _compiled(entry["pattern"])
+        for m in rx.finditer(text):
+            if m.end() > m.start():
+                found.append((m.start(), m.end(), entry, m.group()))
+    found.sort(key=lambda f: (f[0], f[1]))
+    char, byte = 0, 0  # (the byte offset of a character offset, found going forward)
+    for start, end, entry, matched in found:
+        if ascii_only:
+            b_start, b_end = start, end
+        else:
+            byte += len(text[char:start].encode("utf-8", "surrogateescape"))
+            char = start
+            b_start = byte
+            b_end = byte + len(text[start:end].encode("utf-8", "surrogateescape"))
+        if spans is None:
+            spans = ctx.literal_spans
+        if span_at(spans, b_start) is not None:
+            continue  # in a comment or a string literal
+        shown = " ".join(matched.split())
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        replacement = entry["replacement"]
+        message = entry.get("message") or "`{text}`: use `{replacement}`"
+        message = message.replace("{text}", shown).replace("{replacement}", replacement)
+        ctx.report(b_start, b_end, message)
 
 
 # The callee names the loop in `check` acts on, other than the error checks (with those, every

@@ -269,6 +269,9 @@ def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None
             [candidates[k].abspath for k in python], cache, [stats[k] for k in python]
         )
     set_wrapper_targets(targets)
+    from .cpp.registrations import gather as gather_registrations
+
+    gather_registrations(candidates, resolver, cache, stats)  # (the torch-library boundary)
     aiter: dict = {}
     if _uses_import_time_policy(candidates, python, resolver):
         aiter = collect_aiter_import_time([candidates[k].abspath for k in python])
@@ -287,15 +290,18 @@ def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None
 def project_facts_state() -> tuple:
     """The cross-file facts of the last `_collect_project_facts` (for `restore_project_facts`)."""
     from . import aiter_graph, project
+    from .cpp import registrations
 
-    return (project.state(), aiter_graph.state())
+    return (project.state(), aiter_graph.state(), registrations.state())
 
 
 def restore_project_facts(saved: tuple) -> None:
     from . import aiter_graph, project
+    from .cpp import registrations
 
     project.restore(saved[0])
     aiter_graph.restore(saved[1])
+    registrations.restore(saved[2] if len(saved) > 2 else ())
 
 
 def _uses_import_time_policy(candidates, python, resolver) -> bool:
@@ -368,6 +374,10 @@ def _project_key(cand, rules, settings=None, is_jit=False, cache=None, stat=None
     if cand.language != "cpp":
         return key
     key += fingerprint() if ffi_rule else ""
+    if ffi_rule and "torch-library" in (getattr(settings, "ffi_boundaries", None) or ()):
+        from .cpp.registrations import fingerprint as registrations
+
+        key += "|torch-registrations:" + registrations()
     if is_jit:
         key += _jit_key(rules, settings, cand.abspath)
     return key
@@ -403,7 +413,7 @@ def _jit_key(rules, settings, abspath: str) -> str:
     if any(r.name == NAMESPACE_RULE for r in rules):
         from .jitscope import convention_fingerprint
 
-        key += convention_fingerprint(abspath)
+        key += convention_fingerprint(abspath, getattr(settings, "namespaces", None))
     if any(r.name == PRIMITIVE_RULE for r in rules):
         from .sgl_headers import fingerprint as abstractions_fingerprint
 
@@ -434,7 +444,7 @@ def _namespace_notes(candidates, resolver) -> list[str]:
             continue
         from .jitscope import namespace_convention
 
-        in_force, header = namespace_convention(cand.abspath)
+        in_force, header = namespace_convention(cand.abspath, getattr(settings, "namespaces", None))
         if not in_force:
             headers[header] = headers.get(header, 0) + 1
     from .engine import relpath_for_display

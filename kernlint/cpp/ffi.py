@@ -7,6 +7,10 @@ The same decision `ffi-non-fixed-width-int` documents: a host function is an ent
   `CUstream`: the FFI passes none, an entry gets its stream from the environment); or
 * it is exported with `TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn)`; or
 * it is a target named in a Python `load_jit(..., cuda_wrappers=[...])` among the files checked.
+
+With `ffi-boundaries` set, `boundary_entry_points` gives the entry points of the boundaries it
+names: the TVM-FFI ones above ("tvm-ffi") and the functions registered with PyTorch's
+dispatcher ("torch-library", kernlint.cpp.registrations).
 """
 
 from __future__ import annotations
@@ -128,3 +132,95 @@ def _parameter_bytes(ctx, func_node) -> bytes:
     decl = function_declarator(func_node)
     plist = decl.child_by_field_name("parameters") if decl is not None else None
     return ctx.data[plist.start_byte : plist.end_byte] if plist is not None else b""
+
+
+# -- configured boundaries (`ffi-boundaries`) ---------------------------------------------------
+TVM_FFI = "tvm-ffi"
+TORCH_LIBRARY = "torch-library"
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_SCOPE_TYPES = ("struct_specifier", "class_specifier", "union_specifier")
+
+
+def boundary_entry_points(ctx) -> list[tuple[object, str]]:
+    """(`facts.Function`, boundary kind) for the file's entry points at the boundaries the
+    config's `ffi-boundaries` names, in document order: "tvm-ffi" (`entry_points`) and
+    "torch-library" (functions registered with PyTorch's dispatcher, `torch_entry_points`); a
+    function at both is given once, as "torch-library". "pybind11" bindings are not judged:
+    pybind11 converts a Python int to any C++ integer type and raises on overflow."""
+    kinds = ctx.settings.ffi_boundaries
+    torch = torch_entry_points(ctx) if TORCH_LIBRARY in kinds else []
+    tvm = entry_points(ctx) if TVM_FFI in kinds else []
+    if not torch:
+        return [(f, TVM_FFI) for f in tvm]
+    seen = {f.node.id for f in torch}
+    out = [(f, TORCH_LIBRARY) for f in torch] + [(f, TVM_FFI) for f in tvm if f.node.id not in seen]
+    out.sort(key=lambda pair: pair[0].node.start_byte)
+    return out
+
+
+def torch_entry_points(ctx) -> list:
+    """The file's host functions registered with PyTorch's dispatcher (`TORCH_LIBRARY*`
+    blocks: kernlint.cpp.registrations) in the files of the run or in this file. A function
+    with internal linkage (`static`, an anonymous namespace) counts only when this file
+    registers it."""
+    from .registrations import registered, registered_in
+
+    run = registered()
+    own = frozenset(registered_in(ctx.data))
+    if not run and not own:
+        return []
+    simple = _simple_names(run) | _simple_names(own)
+    if simple.isdisjoint(_WORD.findall(ctx.data)):
+        return []
+    facts = ctx.facts
+    found = getattr(facts, "_torch_entry_points", None)
+    if found is not None:
+        return found
+    out = []
+    for func in facts.functions:
+        if func.is_kernel or ("device" in func.qualifiers and "host" not in func.qualifiers):
+            continue
+        if func.name.split("::")[-1].encode() not in simple:
+            continue
+        qualified, internal = qualified_name(func)
+        if qualified in own or (not internal and qualified in run):
+            out.append(func)
+    facts._torch_entry_points = out
+    return out
+
+
+@lru_cache(maxsize=8)
+def _simple_names(names: frozenset) -> frozenset:
+    return frozenset(n.split("::")[-1].encode() for n in names)
+
+
+def qualified_name(func) -> tuple[str, bool]:
+    """(The function's name qualified with its enclosing named namespaces and classes,
+    template arguments removed; does it have internal linkage: `static` at namespace scope or
+    an anonymous namespace)."""
+    from ..project import _without_template_args
+
+    parts = [p.strip() for p in _without_template_args(func.name).split("::") if p.strip()]
+    internal = False
+    node = func.node
+    member = False
+    while node.parent is not None:
+        node = node.parent
+        if node.type == "namespace_definition":
+            from .facts import namespace_components
+
+            names = namespace_components(node)
+            if names == ("",):
+                internal = True
+            else:
+                parts[:0] = names
+        elif node.type in _SCOPE_TYPES:
+            member = True
+            name = node.child_by_field_name("name")
+            if name is not None:
+                parts.insert(0, _without_template_args(name.text.decode("utf-8", "replace")))
+    if not member and any(
+        c.type == "storage_class_specifier" and c.text == b"static" for c in func.node.children
+    ):
+        internal = True
+    return "::".join(parts), internal

@@ -1,22 +1,25 @@
 """Reports platform-width integer types at the FFI boundary of a JIT module.
 
 ## What it does
-Finds the FFI boundary of a JIT module: host functions with a `tvm::ffi::TensorView` parameter
-that no other function of the file calls and that take no stream, functions exported with
+Finds FFI entry points: host functions with a `tvm::ffi::TensorView` parameter that no other
+function of the file calls and that take no stream, functions exported with
 `TVM_FFI_DLL_EXPORT_TYPED_FUNC`, and targets of a Python `load_jit(..., cuda_wrappers=[...])`
 among the checked files. In those it reports each by-value integer parameter and return type
 spelled with a platform-width type (`int`, `unsigned`, `long`, `long long`, `short`, `ssize_t`,
-`ptrdiff_t`, ...), naming the fixed-width type of the same width and signedness on LP64.
+`ptrdiff_t`, ...), naming the LP64 fixed-width type of the same width and signedness.
 
-Not reported, by design: fixed-width types, `bool`, `char`, floating types, `size_t` (the guide
-allows it), `intptr_t`/`uintptr_t`; kernels, device functions and helpers; pointer and reference
-parameters; functions returning a pointer or reference. Aliases (`using index_t = int;`) are
-seen only with `--semantic` (without a fix).
+Not reported: fixed-width types, `bool`, `char`, floating types, `size_t`,
+`intptr_t`/`uintptr_t`; kernels, device functions and helpers; pointer and reference
+parameters and returns. Aliases (`using index_t = int;`) are seen only with `--semantic`.
+
+Configure: `ffi-boundaries` (docs/presets.md); "torch-library" also judges functions registered
+in `TORCH_LIBRARY*` blocks (any integer type but `int64_t`).
 
 ## Why is this bad?
-The TVM FFI converts Python integers to fixed-width types, while the width of `long` differs
-between platforms (Windows, Linux): the two sides can disagree on an argument's width. SGLang's
-JIT kernel guide asks for `int32_t`, `int64_t`, `uint32_t` (or `size_t`) at the boundary.
+The TVM FFI passes fixed-width integers, while the width of `long` differs between platforms:
+the sides can disagree on an argument's width. SGLang's JIT guide asks for `int32_t`,
+`int64_t`, `uint32_t` (or `size_t`). PyTorch passes a schema `int` as `int64_t`: `TORCH_LIBRARY`
+rejects other integer types, the stable ABI's `TORCH_BOX` truncates them.
 
 ## Example
 ```cpp
@@ -33,11 +36,11 @@ void scale(tvm::ffi::TensorView out, int64_t num_tokens) {}
 ```
 
 ## Fix safety
-The fix is unsafe: it can change the exported function's ABI, and callers in other files must
-follow. For `long long` it changes every declaration of the function in the file, and is not
-offered where one spells another type or the function's name is used other than in calls,
-arguments and `auto` variables. None is offered where the fixed-width name may be undeclared (no
-`<cstdint>`-style, TVM FFI or `sgl_kernel` include, and no use of it).
+The fix is unsafe: it can change the function's ABI, and other files must follow. Where the
+type changes (`long long`), it edits every declaration in the file, and is not offered where
+one spells another type or the name is used other than in calls, arguments and `auto`
+variables. None is offered where the fixed-width name may be
+undeclared (no `<cstdint>`-style, TVM FFI or `sgl_kernel` include, nor a use).
 """
 
 from __future__ import annotations
@@ -95,12 +98,68 @@ DIFFERENT_TYPE = frozenset(
 )
 
 
+TVM_FFI = "tvm-ffi"
+TORCH_LIBRARY = "torch-library"
+TORCH_INT64 = "int64_t"
+_NARROW = (
+    "a schema `int` is `int64_t` (`TORCH_LIBRARY` rejects a narrower type, the stable ABI's "
+    "`TORCH_BOX` truncates the value)"
+)
+_PLATFORM = "`{t}` is 32 bits on Windows while a schema `int` is `int64_t`"
+_LONG_LONG = "`{t}` is not `int64_t` on LP64 Linux (`TORCH_LIBRARY` rejects it)"
+_UNSIGNED = (
+    "a schema `int` is a signed `int64_t` (`TORCH_LIBRARY` rejects an unsigned type, the "
+    "stable ABI's `TORCH_BOX` wraps negative values)"
+)
+# Spelled integer type (as `_spelled` gives it) -> why it is wrong at a PyTorch dispatcher
+# boundary, where c10 maps a schema `int` to `int64_t` and accepts no other integer type.
+TORCH_INT_TYPES = {
+    **dict.fromkeys(
+        (
+            "int",
+            "signed",
+            "signed int",
+            "unsigned",
+            "unsigned int",
+            "short",
+            "short int",
+            "signed short",
+            "unsigned short",
+            "unsigned short int",
+            "int32_t",
+            "uint32_t",
+            "int16_t",
+            "uint16_t",
+            "int8_t",
+            "uint8_t",
+        ),
+        _NARROW,
+    ),
+    # (`ssize_t` and `ptrdiff_t` are `int64_t` on every 64-bit platform PyTorch supports.)
+    **dict.fromkeys(("long", "long int", "signed long", "signed long int"), _PLATFORM),
+    **dict.fromkeys(("long long", "long long int", "signed long long"), _LONG_LONG),
+    **dict.fromkeys(
+        (
+            "unsigned long",
+            "unsigned long int",
+            "unsigned long long",
+            "unsigned long long int",
+            "uint64_t",
+            "size_t",
+        ),
+        _UNSIGNED,
+    ),
+}
+# The spellings that are `int64_t` itself on LP64: the fix changes only the definition.
+INT64_ON_LP64 = frozenset({"long", "long int", "signed long", "signed long int"})
+
+
 def _spelled(type_node) -> str:
     text = " ".join(type_node.text.decode("utf-8", "replace").split())
     return text[5:] if text.startswith("std::") else text
 
 
-def _semantic_param(ctx, func, param) -> None:
+def _semantic_param(ctx, func, param, torch_type: str | None = None) -> None:
     """Semantic mode: a type spelled through an alias or typedef (`index_t`), resolved by
     libclang through the file and its headers to a platform-width integer. A type libclang
     could not resolve (a header not found: error recovery reads it as `int`) is not judged:
@@ -117,6 +176,14 @@ def _semantic_param(ctx, func, param) -> None:
     if found is None:
         return
     spelled, replacement = found
+    if torch_type is not None:
+        ctx.report_node(
+            param.node,
+            f"`{func.name}` is registered with PyTorch's dispatcher and takes `{param.name}` "
+            f"as `{spelled}`, an alias of a platform-width integer, but a schema `int` is "
+            f"`{torch_type}`: use `{torch_type}`",
+        )
+        return
     ctx.report_node(
         param.node,
         f"FFI function `{func.name}` takes `{param.name}` as `{spelled}`, an alias of a "
@@ -125,44 +192,120 @@ def _semantic_param(ctx, func, param) -> None:
 
 
 def check(ctx) -> None:
-    from kernlint.cpp.ffi import entry_points
+    kinds = getattr(ctx.settings, "ffi_boundaries", None)
+    if kinds is None:  # (unset: the TVM-FFI boundary, as `entry_points` finds it)
+        from kernlint.cpp.ffi import entry_points
 
-    safety = None
-    for func in entry_points(ctx):
-        params = ctx.facts.params_of(func.node)
-        for param in params:
-            if param.pointer_depth or param.is_reference or param.is_array:
-                continue
-            if param.type_node is None:
-                continue
-            replacement = REPLACEMENTS.get(_spelled(param.type_node))
-            if replacement is None:
-                _semantic_param(ctx, func, param)
-                continue
-            name = f"`{param.name}`" if param.name else f"#{param.index + 1}"
-            spelled = " ".join(ctx.text(param.type_node).split())
-            if safety is None:
-                safety = FixSafety(ctx)
-            fix = _fix(safety, func.node, param.index, param.type_node, replacement)
+        found = [(func, TVM_FFI) for func in entry_points(ctx)]
+    else:
+        from kernlint.cpp.ffi import boundary_entry_points
+
+        found = boundary_entry_points(ctx)
+    safety = _Safety(ctx)
+    for func, kind in found:
+        if kind == TORCH_LIBRARY:
+            _check_torch(ctx, func, safety)
+        else:
+            _check_tvm(ctx, func, safety)
+
+
+class _Safety:
+    """The file's `FixSafety`, built on first use."""
+
+    __slots__ = ("ctx", "_safety")
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._safety = None
+
+    def get(self) -> FixSafety:
+        if self._safety is None:
+            self._safety = FixSafety(self.ctx)
+        return self._safety
+
+
+def _check_tvm(ctx, func, safety) -> None:
+    params = ctx.facts.params_of(func.node)
+    for param in params:
+        if param.pointer_depth or param.is_reference or param.is_array:
+            continue
+        if param.type_node is None:
+            continue
+        replacement = REPLACEMENTS.get(_spelled(param.type_node))
+        if replacement is None:
+            _semantic_param(ctx, func, param)
+            continue
+        name = f"`{param.name}`" if param.name else f"#{param.index + 1}"
+        spelled = " ".join(ctx.text(param.type_node).split())
+        fix = _fix(safety.get(), func.node, param.index, param.type_node, replacement)
+        ctx.report_node(
+            param.node,
+            f"FFI function `{func.name}` takes {name} as `{spelled}`: "
+            f"use a fixed-width type (`{replacement}`)",
+            fix,
+        )
+    ret = func.node.child_by_field_name("type")
+    declarator = func.node.child_by_field_name("declarator")
+    if ret is not None and declarator is not None and declarator.type == "function_declarator":
+        replacement = REPLACEMENTS.get(_spelled(ret))
+        if replacement is not None:
             ctx.report_node(
-                param.node,
-                f"FFI function `{func.name}` takes {name} as `{spelled}`: "
+                ret,
+                f"FFI function `{func.name}` returns `{' '.join(ctx.text(ret).split())}`: "
                 f"use a fixed-width type (`{replacement}`)",
-                fix,
+                _fix(safety.get(), func.node, None, ret, replacement),
             )
-        ret = func.node.child_by_field_name("type")
-        declarator = func.node.child_by_field_name("declarator")
-        if ret is not None and declarator is not None and declarator.type == "function_declarator":
-            replacement = REPLACEMENTS.get(_spelled(ret))
-            if replacement is not None:
-                if safety is None:
-                    safety = FixSafety(ctx)
-                ctx.report_node(
-                    ret,
-                    f"FFI function `{func.name}` returns `{' '.join(ctx.text(ret).split())}`: "
-                    f"use a fixed-width type (`{replacement}`)",
-                    _fix(safety, func.node, None, ret, replacement),
-                )
+
+
+def _check_torch(ctx, func, safety) -> None:
+    """A function registered with PyTorch's dispatcher: a schema `int` (and `SymInt`) is
+    `int64_t` in C++, so every other integer type is reported (`bool` is not an integer)."""
+    for param in ctx.facts.params_of(func.node):
+        if param.pointer_depth or param.is_reference or param.is_array:
+            continue
+        if param.type_node is None:
+            continue
+        spelled = _spelled(param.type_node)
+        why = TORCH_INT_TYPES.get(spelled)
+        if why is None:
+            _semantic_param(ctx, func, param, TORCH_INT64)
+            continue
+        name = f"`{param.name}`" if param.name else f"#{param.index + 1}"
+        text = " ".join(ctx.text(param.type_node).split())
+        ctx.report_node(
+            param.node,
+            f"`{func.name}` is registered with PyTorch's dispatcher and takes {name} as "
+            f"`{text}`: {why.format(t=text)}: use `{TORCH_INT64}`",
+            _torch_fix(safety, func.node, param.index, param.type_node),
+        )
+    ret = func.node.child_by_field_name("type")
+    declarator = func.node.child_by_field_name("declarator")
+    if ret is not None and declarator is not None and declarator.type == "function_declarator":
+        why = TORCH_INT_TYPES.get(_spelled(ret))
+        if why is not None:
+            text = " ".join(ctx.text(ret).split())
+            ctx.report_node(
+                ret,
+                f"`{func.name}` is registered with PyTorch's dispatcher and returns `{text}`: "
+                f"{why.format(t=text)}: use `{TORCH_INT64}`",
+                _torch_fix(safety, func.node, None, ret),
+            )
+
+
+def _torch_fix(safety, func_node, index, type_node) -> Fix | None:
+    """`int64_t` for one type; a type other than `int64_t` on LP64 changes in every
+    declaration of the function in the file (None where one cannot)."""
+    s = safety.get()
+    if not s.fixed_width_names_declared(TORCH_INT64):
+        return None
+    spelled = _spelled(type_node)
+    if spelled in INT64_ON_LP64:
+        edits = [Edit(type_node.start_byte, type_node.end_byte, TORCH_INT64)]
+    else:
+        edits = s.int_type_edits(func_node, index, spelled, TORCH_INT64, _spelled)
+        if edits is None:
+            return None
+    return Fix(tuple(edits), "unsafe", f"Use `{TORCH_INT64}`")
 
 
 def _fix(safety, func_node, index, type_node, replacement) -> Fix | None:

@@ -130,7 +130,7 @@ KNOWN_KEYS: dict[str, type | tuple[type, ...]] = {
     "namespaces": list,
     "third-party-namespaces": list,
     "launch-wrappers": list,
-    "launch-check": str,
+    "launch-check": (str, list),
     "primitives": list,
     "drop-primitives": list,
     "primitives-implementation": list,
@@ -160,6 +160,13 @@ CONVENTION_KEYS = (
 )
 _PRIMITIVE_KEYS = {"name": str, "pattern": str, "replacement": str, "message": str}
 _NAME = re.compile(r"(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*")
+# (the keys naming Python functions and flags: plain identifiers, matched by their last part)
+_PYTHON_NAME_KEYS = (
+    "aiter-gates",
+    "jit-loaders",
+    "jit-cache-decorators",
+    "ci-registration-functions",
+)
 AITER_IMPORT_POLICIES = ("reachable", "lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
 
@@ -246,6 +253,7 @@ def _toml_type(value) -> str:
 
 
 _EXPECTED = {
+    (str, list): "a string or an array of strings",
     str: "a string",
     list: "an array of strings",
     bool: "true or false",
@@ -399,10 +407,14 @@ def _validate(path: str, table: dict) -> None:
             for name in value:
                 if not _NAME.fullmatch(name):
                     raise ConfigError(f"{path}: `{key}`: {_show(name)} is not a C++ or Python name")
-        if key == "launch-check" and value and not _NAME.fullmatch(value):
-            raise ConfigError(
-                f"{path}: `launch-check`: {_show(value)} is not a macro or function name"
-            )
+                if "::" in name and key in _PYTHON_NAME_KEYS:
+                    raise ConfigError(f"{path}: `{key}`: {_show(name)} is not a Python name")
+        if key == "launch-check":
+            for name in [value] if isinstance(value, str) else value:
+                if name and not _NAME.fullmatch(name):
+                    raise ConfigError(
+                        f"{path}: `launch-check`: {_show(name)} is not a macro or function name"
+                    )
         if key == "primitives":
             for i, entry in enumerate(value, 1):
                 where = f"{path}: `primitives` item {i}"
@@ -427,6 +439,12 @@ def _validate(path: str, table: dict) -> None:
                     ) from None
         if key == "primitives-implementation":
             _check_globs(path, "`primitives-implementation`", value)
+        if key == "drop-primitives":
+            from kernlint_rules.cpp.raw_cuda_primitive import drop_primitives_problem
+
+            problem = drop_primitives_problem(value)
+            if problem is not None:
+                raise ConfigError(f"{path}: `drop-primitives`: {problem}")
         if key == "compile-archs":
             for arch in value:
                 if not _ARCH.fullmatch(arch):

@@ -331,6 +331,7 @@ def test_trailing_comma_on_command_line_is_accepted(tree, capsys):
 
 _WRONG = {str: ["1", "[]"], list: ['"CU001"', "1"], bool: ['"yes"', "1"], dict: ["[]", '"x"']}
 _WRONG[int] = ['"1MB"', "true", "1.5"]
+_WRONG[(str, list)] = ["1", "true"]
 
 
 def _wrong_values():

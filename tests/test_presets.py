@@ -124,3 +124,21 @@ def test_conventions_are_part_of_the_cache_key(tmp_path):
     other = settings_for(tmp_path)
     rules = plain.enabled
     assert settings_key(plain, rules, True) != settings_key(other, rules, True)
+
+
+def test_the_readme_configuration_example_is_valid_and_names_every_key():
+    # The README's Configuration block: valid TOML whose every table passes validation, and
+    # every key kernlint knows appears in it with an example.
+    import re
+
+    from kernlint.config import KNOWN_KEYS, _tomllib, _validate
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    section = text[text.index("## Configuration") :]
+    block = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    table = _tomllib().loads(block)["tool"]["kernlint"]
+    _validate("README.md", table)
+    missing = sorted(k for k in KNOWN_KEYS if k not in table)
+    assert not missing, f"README's Configuration example lacks {missing}"

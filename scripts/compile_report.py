@@ -122,10 +122,10 @@ def _findings(results) -> set[tuple[str, int, str]]:
 
 
 def _check_verdicts(path: str, results) -> int:
-    import tomllib
+    from kernlint.config import _tomllib
 
     with open(path, "rb") as fh:
-        verdicts = tomllib.load(fh).get("verdict", [])
+        verdicts = _tomllib().load(fh).get("verdict", [])
     found = _findings(results)
     bad = 0
     for v in verdicts:

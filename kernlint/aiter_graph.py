@@ -30,6 +30,10 @@ is a root.
 
 Environment defaults (`NAME = EnvBool(True)` in a class body, SGLang's `envs`) are read from
 the same package files.
+
+The aiter gates are SGLang's (`_use_aiter`, ...) unless the checked file's settings name others
+(`aiter-gates`): its package is then indexed again, once per process and set of gates, and its
+importers are judged by those gates.
 """
 
 from __future__ import annotations
@@ -259,10 +263,12 @@ def env_defaults_in(data: bytes) -> dict:
 class Package:
     """The import index of one top-level package."""
 
-    def __init__(self, top: str, note=None) -> None:
+    def __init__(self, top: str, note=None, gates=None) -> None:
         """`note`: paths of the run whose naming aiter is to be recorded as they are read
-        (`_AITER_FILES`)."""
+        (`_AITER_FILES`). `gates`: the configured aiter gates import sites are judged by
+        (`Guards.use_gates`); None: SGLang's."""
         self.top = top
+        self.gates = gates
         self.name = os.path.basename(top)
         self.files: dict[str, PackageFile] = {}
         self.by_module: dict[str, PackageFile] = {}
@@ -381,6 +387,8 @@ class Package:
         if tree is None:
             return None, {}
         guards = Guards(tree)
+        if self.gates is not None:
+            guards.use_gates(self.gates)
         at_line = guards.statements_at_lines(sorted(lines))
         del ast
         return Judge(tree, guards, env_for(envs_package(tree, pf.module)), pf.module), at_line
@@ -491,6 +499,7 @@ def _aiter_named(module: str) -> bool:
 
 # -- the run's facts ----------------------------------------------------------------------------
 _PACKAGES: dict[str, Package] = {}
+_GATED: dict[tuple, Package] = {}  # (top, configured gates) -> the package judged by them
 _RUN_TOPS: list[str] = []  # the top-level packages of the run's Python files, sorted
 _AITER_FILES: set[str] = set()  # the run's Python files that name aiter (cache keys)
 _FINGERPRINT: list = []  # [the fingerprint], once computed
@@ -500,6 +509,7 @@ _STATS: dict[str, list] = {}  # package -> (path, size, mtime_ns) of its files (
 
 def reset() -> None:
     _PACKAGES.clear()
+    _GATED.clear()
     _RUN_TOPS.clear()
     _AITER_FILES.clear()
     _FINGERPRINT.clear()
@@ -534,10 +544,15 @@ def restore(saved: tuple) -> None:
     _TOP.update(top)
 
 
-def package_for(abspath: str) -> Package | None:
+def package_for(abspath: str, gates: frozenset[str] | None = None) -> Package | None:
     top = top_package(os.path.dirname(os.path.abspath(abspath)))
     if top is None:
         return None
+    if gates is not None:
+        pkg = _GATED.get((top, gates))
+        if pkg is None:
+            pkg = _GATED[(top, gates)] = Package(top, gates=gates)
+        return pkg
     return _package(top)
 
 
@@ -593,10 +608,11 @@ class LazyEnv:
         return self._load()[name]
 
 
-def facts_for(abspath: str) -> tuple:
+def facts_for(abspath: str, gates: frozenset[str] | None = None) -> tuple:
     """(package module name or None, status) of a file: status as `Package.status`, or
-    ("script", "", machines) outside any package."""
-    pkg = package_for(abspath)
+    ("script", "", machines) outside any package. `gates`: the configured aiter gates (None:
+    SGLang's)."""
+    pkg = package_for(abspath, gates)
     if pkg is None:
         return None, ("script", "", (0, 1))
     pf = pkg.files.get(os.path.abspath(abspath))

@@ -7,6 +7,9 @@ which parses each file's AST: a registration is a module-level expression statem
 of the names in its `REGISTER_MAPPING` by that very name (no alias, no attribute); a file with
 an enabled registration (no `disabled=`) must have an `if __name__ == "__main__":` block whose
 body holds a call.
+
+The `ci-registration-functions` setting names a collector's registration functions in place of
+REGISTER_FUNCTIONS (`registration_functions(settings)`; None where unset).
 """
 
 from __future__ import annotations
@@ -29,6 +32,24 @@ REGISTER_FUNCTIONS = frozenset(
         "register_mlx_ci",
     )
 )
+# The settings' attribute naming other registration functions (`ci-registration-functions`).
+CI_FUNCTIONS = "ci_registration_functions"
+
+
+def registration_functions(settings) -> frozenset[str] | None:
+    """The configured registration functions (`ci-registration-functions`), or None: SGLang's
+    (REGISTER_FUNCTIONS, and `register_<backend>_ci` where a rule accepts any backend)."""
+    names = getattr(settings, CI_FUNCTIONS, None)
+    return None if names is None else frozenset(names)
+
+
+def names_a_registration(data: bytes, names: frozenset[str] | None) -> bool:
+    """Can the file register (does it hold `register_`, or a configured function's name)?"""
+    if names is None:
+        return b"register_" in data
+    return any(n.encode() in data for n in names)
+
+
 # Files under the registered-tests root that the runner does not collect.
 NOT_COLLECTED = ("__init__.py", "conftest.py")
 
@@ -132,15 +153,16 @@ def project_key(abspath: str, settings) -> str:
     return "|registered-test" if is_collected_test(abspath, settings) else ""
 
 
-def registration(stmt) -> ast.Call | None:
+def registration(stmt, names=REGISTER_FUNCTIONS) -> ast.Call | None:
     """The registration call of a module-level statement as the collector reads it: an
-    expression statement calling a REGISTER_MAPPING name directly; else None."""
+    expression statement calling a REGISTER_MAPPING name (or one of `names`) directly; else
+    None."""
     if not isinstance(stmt, ast.Expr):
         return None
     call = stmt.value
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
         return None
-    return call if call.func.id in REGISTER_FUNCTIONS else None
+    return call if call.func.id in names else None
 
 
 def is_enabled(call: ast.Call) -> bool:

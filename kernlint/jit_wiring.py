@@ -12,6 +12,10 @@ This module finds the JIT root of a checked Python file (the `jit-source-root` s
 the nearest directory above the file that holds the loader's package directory), reads the
 C++ files a call names and the headers they include from the JIT tree, and keeps what each
 C++ file declares (per process, per file size and mtime).
+
+The `jit-loaders` setting names other loader functions, called with the same keywords: one
+imported from SGLang's loader modules keeps their layout; any other (layout "configured") is
+resolved against `jit-source-root` only.
 """
 
 from __future__ import annotations
@@ -33,12 +37,34 @@ _SYMBOL = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 _MAX_INCLUDE_FILES = 2000  # a closure larger than this is not followed (stay silent)
 
 
-def loader_layout(qualified: str | None) -> str | None:
-    """ "kernels.jit" or "jit_kernel" when `qualified` is the loader's `load_jit`, else None."""
+CONFIGURED = "configured"  # the layout of a configured loader outside SGLang's modules
+_CONFIGURED_LOADERS: dict[frozenset, re.Pattern] = {}
+
+
+def loader_layout(qualified: str | None, names: frozenset[str] | None = None) -> str | None:
+    """ "kernels.jit" or "jit_kernel" when `qualified` is the loader's `load_jit`, else None.
+    With configured loader `names` (`jit-loaders`): the layout of SGLang's loader modules for
+    one of them imported from there, CONFIGURED for one imported from elsewhere (or called as
+    an attribute: `qualified` is then the bare name)."""
     if not qualified:
         return None
+    if names is not None:
+        return _configured_layout(qualified, names)
     m = _LOADER.fullmatch(qualified)
     return m.group(1) if m else None
+
+
+def _configured_layout(qualified: str, names: frozenset[str]) -> str | None:
+    if qualified.rpartition(".")[2] not in names:
+        return None
+    pattern = _CONFIGURED_LOADERS.get(names)
+    if pattern is None:
+        alternatives = "|".join(re.escape(n) for n in sorted(names))
+        pattern = _CONFIGURED_LOADERS[names] = re.compile(
+            r"sglang\.(kernels\.jit|jit_kernel)(?:\.\w+)*\.(?:" + alternatives + ")"
+        )
+    m = pattern.fullmatch(qualified)
+    return m.group(1) if m else CONFIGURED
 
 
 # -- the JIT root ----------------------------------------------------------------------------
@@ -70,7 +96,9 @@ def _root_above(start: str, layout: str) -> str | None:
     """The nearest KERNEL_PATH at or above `start` (memoized for every directory passed)."""
     from .jitscope import nearest_above
 
-    tail = LAYOUT_DIRS[layout]
+    tail = LAYOUT_DIRS.get(layout)
+    if tail is None:
+        return None  # (a configured loader: only `jit-source-root` says where its tree is)
 
     def probe(d):
         parts = d.replace(os.sep, "/").split("/")
@@ -214,7 +242,12 @@ _ALIASED = re.compile(rb"load_jit\s+as\b")
 
 
 def jit_calls(ctx) -> list[JitCall]:
-    """The file's calls of the loader's `load_jit`."""
+    """The file's calls of the loader's `load_jit` (or of the configured `jit-loaders`)."""
+    from .python.jit import loaders
+
+    names = loaders(ctx.settings)
+    if names is not None:
+        return _configured_jit_calls(ctx, names)
     facts = ctx.facts
     if ctx.tree is None:
         return []
@@ -227,6 +260,23 @@ def jit_calls(ctx) -> list[JitCall]:
     out = []
     for node in nodes:
         layout = loader_layout(facts.qualified(node.func))
+        if layout is not None:
+            out.append(JitCall(node, layout))
+    return out
+
+
+def _configured_jit_calls(ctx, names: frozenset[str]) -> list[JitCall]:
+    from .python.jit import load_jit_calls, names_a_loader
+
+    if not names_a_loader(ctx.data, names) or ctx.tree is None:
+        return []
+    facts = ctx.facts
+    out = []
+    for node in load_jit_calls(facts, names):
+        fn = node.func
+        # (an attribute call's module is not known: `qualified` of its base, or the bare name)
+        qualified = facts.qualified(fn) or (fn.attr if isinstance(fn, ast.Attribute) else None)
+        layout = loader_layout(qualified, names)
         if layout is not None:
             out.append(JitCall(node, layout))
     return out
@@ -906,6 +956,11 @@ def wants_dependencies(rules) -> bool:
 _NAMES_KEY = "load-jit-names:1"  # the cache's group of "does this file name load_jit" answers
 
 
+def _names_key(names: frozenset[str] | None) -> str:
+    """The cache group of "does this file name a loader" answers, for these loader names."""
+    return _NAMES_KEY if names is None else _NAMES_KEY + ":" + ",".join(sorted(names))
+
+
 def dependency_key(abspath: str, settings, cache=None, stat=None) -> str:
     """What a Python file's findings of these rules depend on beyond its bytes: for a file
     that calls `load_jit` under a JIT root, the size and mtime of each file its source lists
@@ -916,13 +971,13 @@ def dependency_key(abspath: str, settings, cache=None, stat=None) -> str:
     roots = {layout: find_root(abspath, layout, settings) for layout in LAYOUT_DIRS}
     if not any(roots.values()):
         return ""
+    names = getattr(settings, "jit_loaders", None)
+    if names is not None:
+        names = frozenset(names)
+    group = _names_key(names)
     # (`cache`, `stat`: whether the file names `load_jit` is kept by size and modification
     # time, so that a warm run reads only the files that do)
-    if (
-        cache is not None
-        and stat is not None
-        and cache.lookup_stat(abspath, _NAMES_KEY, stat) == "0"
-    ):
+    if cache is not None and stat is not None and cache.lookup_stat(abspath, group, stat) == "0":
         return ""
     try:
         fd = os.open(abspath, _OPEN_FLAGS)
@@ -932,9 +987,11 @@ def dependency_key(abspath: str, settings, cache=None, stat=None) -> str:
             os.close(fd)
     except OSError:
         return ""
-    if b"load_jit" not in data:
+    from .python.jit import names_a_loader
+
+    if not names_a_loader(data, names):
         if cache is not None and stat is not None:
-            cache.store(abspath, _NAMES_KEY, stat, "", "0")
+            cache.store(abspath, group, stat, "", "0")
         return ""
     parts = []
     for layout, root in roots.items():

@@ -7,7 +7,8 @@ an import (enclosing `if`s, `elif`/`else`, early exits, `a if c else b`, `c and 
 `skipIf`/`skipUnless` decorators of enclosing tests) is evaluated on each, to true, false,
 unknown (may hold), or "cannot tell". An import is silent when no machine can reach it:
 
-* aiter gates (`_use_aiter`, `_use_aiter_*`, `USE_AITER*`, names derived from them) are false;
+* aiter gates (`_use_aiter`, `_use_aiter_*`, `USE_AITER*`, names derived from them; or the
+  `aiter-gates` setting's names, see `Guards.use_gates`) are false;
 * a condition that names aiter (`get_moe_runner_backend().is_aiter()`, `backend ==
   "aiter_sparse"`, `getattr(w, "aiter_bpreshuffled", False)`) means aiter was selected: false;
 * an environment switch takes its default: `get_bool_env_var("X")` is off unless a default
@@ -43,7 +44,6 @@ from .guards import (
     AITER_ENV,
     CUDA_CALLS,
     CUDA_NAMES,
-    GATE_PATTERN,
     HIP_CALLS,
     HIP_NAMES,
     OTHER_CALLS,
@@ -354,7 +354,8 @@ class Judge:
             return "value", model == CUDA
         if name in OTHER_NAMES or name == "TYPE_CHECKING":
             return "value", False
-        if name in self.guards.gates or GATE_PATTERN.match(name):
+        guards = self.guards
+        if name in guards.gates or guards.gate_pattern.match(name):
             return "value", False
         scopes = [self.scope(func)] if func is not None else []
         scopes.append(self.module_scope)
@@ -384,6 +385,8 @@ class Judge:
         if isinstance(fn, ast.Name) and fn.id in self.probe_functions:
             return False
         name = _func_name(fn)
+        if self.guards.gate_names is not None and name in self.guards.gate_names:
+            return False  # (a configured gate: `aiter-gates`)
         if name in HIP_CALLS:
             return model == ROCM
         if name in CUDA_CALLS:
@@ -397,6 +400,8 @@ class Judge:
         return None
 
     def _attribute(self, e, model):
+        if self.guards.gate_names is not None and e.attr in self.guards.gate_names:
+            return False  # (a configured gate: `aiter-gates`)
         if e.attr in HIP_CALLS:
             return model == ROCM
         if e.attr in CUDA_CALLS:
@@ -888,12 +893,17 @@ def amd_ci_only(data: bytes) -> bool:
 def explain(ctx, reasons: bool = False) -> tuple:
     """The `reachable` verdict on each aiter import of a parsed file: (the Judge or None, a
     list of (node, module name, Verdict or None, why)), a Verdict for a reported import, and
-    `why` saying why an import is not reported (empty for a reported one)."""
+    `why` saying why an import is not reported (empty for a reported one). The aiter gates
+    are the settings' (`aiter-gates`), in this file and in the importers of its module."""
     from .. import aiter_graph
 
     facts = ctx.facts
     if not facts.aiter_imports:
         return None, []
+    gates = getattr(ctx.settings, "aiter_gates", None)
+    if gates is not None:
+        gates = frozenset(gates)
+        facts.guards.use_gates(gates)
     abspath = ctx.source.abspath
     judge = None
     if abspath and not reasons:
@@ -909,7 +919,9 @@ def explain(ctx, reasons: bool = False) -> tuple:
                 (node, name, None, v.detail)
                 for (node, name), v in zip(facts.aiter_imports, verdicts, strict=True)
             ]
-    if abspath:
+    if abspath and gates is not None:
+        module, (status, evidence, reached_on) = aiter_graph.facts_for(abspath, gates)
+    elif abspath:
         module, (status, evidence, reached_on) = aiter_graph.facts_for(abspath)
     else:
         module, (status, evidence, reached_on) = None, ("script", "", MODELS)

@@ -19,7 +19,9 @@ Recognized spellings: `_is_hip`, `is_hip()`, `_is_rocm`, `is_rocm()`, `current_p
 CUDA); aiter gates: `_use_aiter`,
 names following its convention (`_use_aiter_*`, `USE_AITER*`, e.g. `_use_aiter_gfx95` imported
 from another module), and every module-level name assigned from an expression that implies a
-gate or reads `SGLANG_USE_AITER`.
+gate or reads `SGLANG_USE_AITER`. The `aiter-gates` setting replaces `_use_aiter` and its
+naming convention by the names it lists (`Guards.use_gates`), each matched as a name, an
+attribute (`envs.USE_X`) or a call of either (`use_x()`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ AITER_ENV = "SGLANG_USE_AITER"
 GATE_NAME = "_use_aiter"
 # The naming convention for aiter flags: `_use_aiter`, `_use_aiter_gfx95`, `USE_AITER`, ...
 GATE_PATTERN = re.compile(r"^_?(use|USE)_(aiter|AITER)(_\w*)?$")
+_NO_NAME = re.compile(r"(?!)")  # (configured gates: no naming convention)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
@@ -65,6 +68,17 @@ def reads_aiter_env(node) -> bool:
         if isinstance(sub, ast.Attribute) and sub.attr == AITER_ENV:
             return True
     return False
+
+
+def gate_word(node) -> str | None:
+    """The name a configured gate is matched by: `x` in `x`, `a.x`, `x(...)`, `a.x(...)`."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
 
 
 def is_hip_check(node) -> bool:
@@ -165,6 +179,23 @@ class Guards:
         self._cuda_memo: dict = {}
         self._finger = None  # the last step located: the next node is usually near it
 
+    # The configured aiter gates (`aiter-gates`), or None: SGLang's `_use_aiter` and the names
+    # following its convention (GATE_NAME, GATE_PATTERN).
+    gate_names: frozenset[str] | None = None
+    gate_pattern = GATE_PATTERN
+
+    def use_gates(self, names) -> None:
+        """Judge aiter gates by the configured `names` (the `aiter-gates` setting) instead of
+        `_use_aiter` and its naming convention; what was judged by other gates is forgotten."""
+        names = frozenset(names)
+        if names == self.gate_names:
+            return
+        self.gate_names = names
+        self.gate_pattern = _NO_NAME
+        self.__dict__.pop("gates", None)
+        for memo in (self._cuda_memo, self._exit_memo, self._step_memo):
+            memo.clear()
+
     @cached_property
     def parent(self) -> dict[int, ast.AST]:
         parent: dict[int, ast.AST] = {}
@@ -180,10 +211,10 @@ class Guards:
     # -- module-level aiter gates -----------------------------------------------------------
     @cached_property
     def gates(self) -> frozenset[str]:
-        """`_use_aiter` and every module-level name assigned from an expression that implies a
-        gate or reads the aiter environment variable (to a fixed point: an assignment is judged
-        again only when a name it reads becomes a gate)."""
-        gates = {GATE_NAME}
+        """`_use_aiter` (or the configured gates) and every module-level name assigned from an
+        expression that implies a gate or reads the aiter environment variable (to a fixed
+        point: an assignment is judged again only when a name it reads becomes a gate)."""
+        gates = {GATE_NAME} if self.gate_names is None else set(self.gate_names)
         assigns = []
         for stmt, _ in module_level(self.tree):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -219,6 +250,9 @@ class Guards:
         return bool(evaluate(value, expand))
 
     def _implies_gate(self, expr, polarity: bool, gates) -> bool:
+        pattern = self.gate_pattern
+        configured = self.gate_names
+
         def expand(item):
             e, pol = item
             if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
@@ -232,7 +266,9 @@ class Guards:
                     return "and", [(v, True) for v in e.values]
                 return "value", False
             if isinstance(e, ast.Name) and pol:
-                return "value", e.id in gates or bool(GATE_PATTERN.match(e.id))
+                return "value", e.id in gates or bool(pattern.match(e.id))
+            if configured is not None and pol and isinstance(e, (ast.Attribute, ast.Call)):
+                return "value", gate_word(e) in configured
             return "value", False
 
         return bool(evaluate((expr, polarity), expand))
@@ -266,13 +302,15 @@ class Guards:
 
     def _leaf_value(self, expr, others: bool):
         if isinstance(expr, ast.Name):
-            if expr.id in HIP_NAMES or expr.id in self.gates or GATE_PATTERN.match(expr.id):
+            if expr.id in HIP_NAMES or expr.id in self.gates or self.gate_pattern.match(expr.id):
                 return False
             if expr.id in OTHER_NAMES:
                 return False if others else None
             if expr.id in CUDA_NAMES:
                 return True
             return None
+        if self.gate_names is not None and gate_word(expr) in self.gate_names:
+            return False
         name = _call_name(expr)
         if name in HIP_CALLS:
             return False

@@ -7,7 +7,8 @@ Reports an assignment whose value reads the `SGLANG_USE_AITER` environment varia
 `envs.SGLANG_USE_AITER.value` -- unless the value is and-ed with a HIP check (`_is_hip`,
 `is_hip()`, `_is_rocm`, `is_rocm()`, `current_platform.is_rocm()`, or an aiter gate that
 already implies one), or the assignment itself sits in a branch that runs only on HIP
-(`if _is_hip:`). The finding sits on the value.
+(`if _is_hip:`). The finding sits on the value. Configure:
+`aiter-gates` (docs/presets.md).
 
 Only reads count: the variable's name as the first argument of a read call, `os.environ[...]`
 loaded, `"SGLANG_USE_AITER" in os.environ`, or `envs.SGLANG_USE_AITER.get()` / `.value`. A
@@ -72,12 +73,13 @@ def check(ctx) -> None:
 
 
 def _judge(node, ctx) -> None:
+    from kernlint.python.conventions import guards as gated
     from kernlint.python.guards import is_hip_check
 
     value = node.value
     if value is None or not _reads_flag(value):
         return
-    guards = ctx.facts.guards
+    guards = gated(ctx)
     if _conjunct_hip(value, is_hip_check, guards):
         return
     if guards.on_cuda(node) is False:
@@ -192,4 +194,6 @@ def _conjunct_hip(value, is_hip_check, guards) -> bool:
         # `_use_aiter_x = _use_aiter and ...` / `envs.X.get() and _use_aiter`: a gate implies HIP.
         elif isinstance(value, ast.Name) and guards.implies_aiter(value, True):
             return True
+        elif guards.gate_names is not None and guards.implies_aiter(value, True):
+            return True  # (a configured gate: `envs.USE_X`, `use_x()`)
     return False

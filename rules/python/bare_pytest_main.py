@@ -9,12 +9,13 @@ In a Python file under the registered-tests root (`test/registered/` by default;
   `sys.exit(pytest.main(...))`, `raise SystemExit(pytest.main(...))`, or the result assigned
   to a name the block passes to either. The guard may be written either way round and sit
   anywhere (in a function too); calls in functions defined in the block are not judged.
-* a file with an enabled module-level registration (a `register_<backend>_ci(...)` without
-  `disabled=`) but no module-level `if __name__ == "__main__":` block holding a call (missing,
-  or only `pass`): SGLang's collector requires exactly that form, `__name__` on the left.
+* a file with an enabled module-level registration (a `register_<backend>_ci(...)` or
+  `ci-registration-functions` call without `disabled=`) but no module-level
+  `if __name__ == "__main__":` block holding a call (missing, or only `pass`): SGLang's
+  collector requires exactly that form, `__name__` on the left.
   The finding sits on the first enabled registration.
 
-Not reported, by design: `pytest.main` called under another name (`from pytest import main`,
+Not reported: `pytest.main` called under another name (`from pytest import main`,
 `import pytest as pt`), which the hook does not recognize either.
 
 ## Why is this bad?
@@ -74,7 +75,7 @@ import re
 from kernlint.ci_layout import is_collected_test, is_enabled, is_main_entry, may_be_collected_test
 from kernlint.model import Rule
 
-from .non_literal_ci_registration import snippet_span
+from .non_literal_ci_registration import ci_names, snippet_span, when_ci_configured
 from .unregistered_tests import CI_LINE, registrations
 
 _PYTEST_MAIN = re.compile(rb"pytest\s*\.\s*main")
@@ -89,6 +90,7 @@ RULE = Rule(
     summary="registered test whose `__main__` block drops `pytest.main`'s exit code or runs nothing",
     # A pytest.main call needs a main guard; a missing main block needs a registration.
     triggers=(b"__main__", b"register_"),
+    untriggered_when=when_ci_configured,  # (`ci-registration-functions`: other names)
     path_filter=may_be_collected_test,
     partial_lines=_LINES,
     needs_tree=False,
@@ -115,7 +117,7 @@ def check(ctx) -> None:
                 "`pytest.main(...)` drops its exit code: `python3 file.py` exits 0 when "
                 "tests fail; use `sys.exit(pytest.main(...))`",
             )
-    if b"register_" in data:
+    if ci_names(ctx.settings).named_in(data):
         _check_main_entry(ctx, has_guard, blocks)
 
 

@@ -2,7 +2,8 @@
 
 ## What it does
 Reports the uses reachable on CUDA of a name that its scope binds only in branches that
-cannot run on CUDA (`if _use_aiter:`, `if _is_hip:`, the `else:` of `if _is_cuda:`). A
+cannot run on CUDA (`if _use_aiter:` or `aiter-gates` names, `if _is_hip:`, the `else:` of
+`if _is_cuda:`). A
 binding on the CUDA side (an `else:`, an earlier one) makes the name safe.
 
 Not reported:
@@ -12,12 +13,12 @@ Not reported:
   conditions naming a platform;
 - uses in code named for a platform (`forward_aiter`, `aiter_backend.py`, an `amd/`
   package) or documented as running only there;
-- uses in private helpers referenced only off the CUDA path (or nowhere), or in methods of a
+- uses in private helpers referenced only off the CUDA path (or nowhere), in methods of a
   class whose `__init__` raises on CUDA;
 - scopes with `from x import *`, `global`/`nonlocal` names, uses inside a `try:` catching
   `NameError`, annotations.
 
-In preview; known false positives: guards held in data (a constructor that raises on CUDA,
+In preview; false positives: guards held in data (a constructor that raises on CUDA,
 `x is not None` where only aiter sets `x`, public helpers called only from aiter-only code).
 
 ## Why is this bad?
@@ -64,7 +65,17 @@ import re
 from kernlint.model import Rule
 from kernlint.python import child_nodes
 from kernlint.python import walk as _walk
+from kernlint.python.conventions import NamePattern, when_configured
 from kernlint.python.facts import node_span
+
+
+def _configured_gate_condition(names) -> re.Pattern:
+    """A condition on one of the configured aiter gates (`aiter-gates`)."""
+    if not names:
+        return re.compile(rb"(?!)")
+    alternatives = b"|".join(re.escape(n.encode()) for n in sorted(names))
+    return re.compile(rb"\b(?:if|elif|and|or|not)\b[^:\n]*\b(?:" + alternatives + rb")\b")
+
 
 RULE = Rule(
     code="PY003",
@@ -73,12 +84,18 @@ RULE = Rule(
     summary="name bound only on ROCm/aiter branches but used on the CUDA path",
     status="preview",
     triggers=(b"is_hip", b"is_rocm", b"_use_aiter", b"USE_AITER", b"_IS_HIP", b"_IS_ROCM"),
+    # (`aiter-gates`: a file may name only the configured gates)
+    untriggered_when=when_configured("aiter_gates"),
     # A ROCm-only binding needs a condition (`if`/`elif`/`and`/`if ... else`) on a HIP check
     # or an aiter gate, or a gate assigned from the environment variable.
-    prefilter=re.compile(
-        rb"\b(?:if|elif|and|or|not)\b[^:\n]*(?:is_hip|is_rocm|_use_aiter|USE_AITER|_IS_HIP|_IS_ROCM)"
-        rb"|\b(?:if|elif)\s*\(\s*$|SGLANG_USE_AITER",
-        re.M,
+    prefilter=NamePattern(
+        re.compile(
+            rb"\b(?:if|elif|and|or|not)\b[^:\n]*(?:is_hip|is_rocm|_use_aiter|USE_AITER|_IS_HIP|_IS_ROCM)"
+            rb"|\b(?:if|elif)\s*\(\s*$|SGLANG_USE_AITER",
+            re.M,
+        ),
+        "aiter_gates",
+        _configured_gate_condition,
     ),
 )
 
@@ -139,8 +156,10 @@ def check(ctx) -> None:
 
     if _platform_module(ctx.source.path):
         return
+    from kernlint.python.conventions import guards as gated
+
     tree = ctx.tree
-    guards = ctx.facts.guards
+    guards = gated(ctx)
     scopes = build(tree)
     uses_by_name: dict[str, list] = {}
     for scope in scopes:

@@ -3,8 +3,8 @@
 ## What it does
 Reports calls of SGLang's `ci_register` functions (`register_cuda_ci`, `register_amd_ci`,
 `register_cpu_ci`, `register_musa_ci`, `register_npu_ci`, `register_xpu_ci`,
-`register_mlx_ci`) that CI's collector, reading the syntax tree without running the file,
-does not take as written:
+`register_mlx_ci`; `ci-registration-functions`, docs/presets.md, names others) that CI's
+collector, reading the syntax tree without running the file, does not take as written:
 
 - dropped: a registration under a module-level `if`, `try`, `with`, `for`, `while` or
   `match`; an assigned result or a call inside another expression; an attribute call
@@ -20,13 +20,13 @@ does not take as written:
   `suite`, `stage` or `runner_config`; an unknown keyword, an argument given twice, over four
   positional arguments, a late `*` or a `**` argument.
 
-Not reported: non-literal `est_time`/`suite`/`stage`/`runner_config` and registrations
-inside functions or classes (`non-literal-ci-registration` reports those); a function
+Not reported: non-literal `est_time`/`suite`/`stage`/`runner_config`, registrations
+inside functions or classes (`non-literal-ci-registration`); a function
 imported under a registration name from elsewhere; other `register_*_ci` names; an
 `est_time` of `True`/`False`; unknown suite names.
 
 ## Why is this bad?
-SGLang's `test/run_suite.py` collects registrations by parsing each file. A dropped
+SGLang's `test/run_suite.py` collects registrations by parsing files. A dropped
 registration leaves the test unscheduled, a misread `disabled` runs a test meant to be
 skipped, and a rejected one stops the collection for every suite.
 
@@ -54,17 +54,19 @@ from __future__ import annotations
 import ast
 import re
 
+from kernlint.ci_layout import CI_FUNCTIONS
 from kernlint.model import Rule
+from kernlint.python.conventions import NamePattern
 
 from .non_literal_ci_registration import (
-    _ALIAS,
-    _CI_LINE,
-    _RENAMED,
+    DEFAULT,
     _is_literal,
     _module_level_calls,
     _register_name,
     _span,
     _wanted_lines,
+    ci_names,
+    when_ci_configured,
 )
 
 RULE = Rule(
@@ -73,14 +75,16 @@ RULE = Rule(
     language="python",
     summary="`register_*_ci(...)` that CI's collector drops, misreads or rejects",
     triggers=(b"register_",),
+    untriggered_when=when_ci_configured,  # (`ci-registration-functions`: other names)
     # A call to `register_<backend>_ci`, or an import of one under another name.
-    prefilter=re.compile(rb"register_\w+_ci\b"),
+    prefilter=NamePattern(re.compile(rb"register_\w+_ci\b"), CI_FUNCTIONS),
     # The lines non-literal-ci-registration reads: the two rules share the parse.
     partial_lines=_wanted_lines,
     needs_tree=False,
 )
 
-# The names CI's collector knows (its REGISTER_MAPPING), and its parameters.
+# The names CI's collector knows (its REGISTER_MAPPING; `ci-registration-functions` names
+# others: CiNames.collected), and its parameters.
 COLLECTED = frozenset(
     {
         "register_cpu_ci",
@@ -115,41 +119,45 @@ _COLLECTOR = "CI's collector"
 
 
 def check(ctx) -> None:
-    renamed = _ALIAS.search(ctx.data) or _RENAMED.search(ctx.data)
+    ci = ci_names(ctx.settings)
+    if ci is not DEFAULT and not ci.named_in(ctx.data):
+        return  # (run on every file of a config naming other functions: none named here)
+    collected = ci.collected
+    renamed = ci.alias.search(ctx.data) or ci.renamed.search(ctx.data)
     calls = None if renamed else _module_level_calls(ctx)
     if calls is not None:
         for value, offset in calls:
-            _check_statement_call(ctx, value, offset)
+            _check_statement_call(ctx, value, offset, collected)
         return
     if ctx.tree is None:
         return  # unparsable: the engine warns about it
     facts = ctx.facts
-    pattern = _CI_LINE
+    pattern = ci.line
     names = facts.names if renamed else {}
-    aliases = [n for n, o in names.items() if o.split(".")[-1] in COLLECTED and n not in COLLECTED]
+    aliases = [n for n, o in names.items() if o.split(".")[-1] in collected and n not in collected]
     if aliases:
         pattern = re.compile(
-            rb"\b(register_\w+_ci|" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b"
+            rb"\b(" + ci.word + b"|" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b"
         )
     for node in facts.nodes_on_lines(pattern, (ast.Call,)):
-        _check_call(ctx, node, names)
+        _check_call(ctx, node, names, collected, ci.is_name)
 
 
-def _check_statement_call(ctx, value, offset: int) -> None:
+def _check_statement_call(ctx, value, offset: int, collected=COLLECTED) -> None:
     """A module-level statement of its own at column 0 that starts with a registration
     function's name (read without parsing the file): `value` is its expression."""
     if isinstance(value.func, ast.Name):
-        if value.func.id in COLLECTED:
+        if value.func.id in collected:
             _check_arguments(ctx, value, value.func.id, offset)
         return
     # (`register_cuda_ci(...).x()`: the registration is inside another expression)
     for node in ast.walk(value):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in COLLECTED:
+            if node.func.id in collected:
                 ctx.report(*_span(ctx, node.func, offset), _inside_expression(node.func.id))
 
 
-def _check_call(ctx, node, names) -> None:
+def _check_call(ctx, node, names, collected=COLLECTED, match=DEFAULT.is_name) -> None:
     facts = ctx.facts
     if isinstance(node.func, ast.Attribute):
         names = facts.names  # (the base of an attribute call must be an imported name)
@@ -158,8 +166,8 @@ def _check_call(ctx, node, names) -> None:
             base = base.value
         if not isinstance(base, ast.Name) or base.id not in names:
             return
-    name = _register_name(node, facts, names)
-    if name not in COLLECTED:
+    name = _register_name(node, facts, names, match)
+    if name not in collected:
         return
     ancestors = facts.guards.ancestors(node)
     if any(isinstance(a, _DEF_OR_CLASS) for a in ancestors):

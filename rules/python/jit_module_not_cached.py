@@ -3,7 +3,7 @@
 ## What it does
 Reports each `load_jit(...)` call (however imported, or as `module.load_jit(...)`) that is not
 inside a function decorated with `@cache_once` (however imported), including calls at module
-level outside any function. The finding sits on the call.
+level outside any function. The finding sits on the call. Configure: `jit-loaders`, `jit-cache-decorators` (docs/presets.md).
 
 Not reported: a call inside a function nested in a `@cache_once` function (it runs once per
 cached call); a call in a function decorated with `functools.lru_cache`/`functools.cache`
@@ -54,6 +54,7 @@ import re
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
 from kernlint.python.jit import partial_lines as jit_partial_lines
+from kernlint.python.jit import when_loaders_configured
 
 RULE = Rule(
     code="PY004",
@@ -61,19 +62,34 @@ RULE = Rule(
     language="python",
     summary="`load_jit(...)` outside a `@cache_once` factory",
     triggers=(b"load_jit",),
+    untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
     partial_lines=jit_partial_lines,
 )
 
 
 def check(ctx) -> None:
-    from kernlint.python.jit import decorator_kind, enclosing_functions, load_jit_calls
+    from kernlint.python.jit import (
+        cache_shown,
+        caches,
+        decorator_kind,
+        enclosing_functions,
+        load_jit_calls,
+        loader_name,
+        loaders,
+        names_a_loader,
+    )
 
+    names = loaders(ctx.settings)
+    if names is not None and not names_a_loader(ctx.data, names):
+        return  # (run on every file of a config naming other loaders: none called here)
+    cached = caches(ctx.settings)
     facts = ctx.facts
     callbacks = _decorator_callbacks(facts)
-    for call in load_jit_calls(facts):
+    for call in load_jit_calls(facts, names):
         funcs = enclosing_functions(call, facts.guards)
         kinds = [
-            {decorator_kind(d, facts) for d in getattr(f, "decorator_list", [])} for f in funcs
+            {decorator_kind(d, facts, cached) for d in getattr(f, "decorator_list", [])}
+            for f in funcs
         ]
         if any("cache_once" in k for k in kinds):
             continue
@@ -88,10 +104,11 @@ def check(ctx) -> None:
             if funcs
             else "code at module level"
         )
+        loader = "load_jit" if names is None else loader_name(call, facts)
         ctx.report(
             *node_span(ctx, call),
-            f"`load_jit(...)` in {where} is not cached: build the module in a "
-            "`@cache_once` factory",
+            f"`{loader}(...)` in {where} is not cached: build the module in a "
+            f"{cache_shown(ctx.settings)} factory",
         )
 
 

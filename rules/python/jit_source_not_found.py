@@ -6,14 +6,14 @@ In a call of SGLang's JIT loader `load_jit(...)` (`sglang.kernels.jit.utils`, or
 of `cuda_files=[...]` or `cpp_files=[...]` that names no file where the loader looks for it:
 `<JIT root>/csrc/<name>`. The JIT root, holding both `csrc/` and `include/`, is the nearest
 directory above the checked file that is, or holds, `kernels/jit` or `sglang/kernels/jit`
-(`jit_kernel`, `sglang/jit_kernel` for the older loader). A project whose JIT tree lives elsewhere sets `jit-source-root` in its config
-(relative to the config file). When a file of that name exists elsewhere under `csrc/`, the
+(`jit_kernel`, `sglang/jit_kernel` for the older loader). A project whose JIT tree lives
+elsewhere sets `jit-source-root` in its config (relative to the config file). Configure:
+`jit-loaders` (docs/presets.md; one outside SGLang's modules needs `jit-source-root`). When a file of that name exists elsewhere under `csrc/`, the
 message names it.
 
-Not reported: absolute paths (the loader passes them through as written), entries that are
-not plain string literals (f-strings, variables, `str(path)`), and every call of a file
-whose JIT root cannot be found (no JIT tree above the file and no `jit-source-root`):
-kernlint does not guess where the sources are.
+Not reported: absolute paths (passed through as written), entries that are not plain
+string literals (f-strings, variables, `str(path)`), and every call of a file whose JIT root
+cannot be found: kernlint does not guess where the sources are.
 
 ## Why is this bad?
 The loader joins the name to `csrc/` and hands it to the compiler as an `#include`; a
@@ -78,6 +78,7 @@ import re
 
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
+from kernlint.python.jit import when_loaders_configured, wiring_partial_lines
 
 RULE = Rule(
     code="PY008",
@@ -85,8 +86,9 @@ RULE = Rule(
     language="python",
     summary="`load_jit` `cuda_files`/`cpp_files` entry that names no file under the JIT `csrc/`",
     triggers=(b"load_jit",),
+    untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
     prefilter=re.compile(rb"(?:cuda|cpp)_files"),
-    partial_lines=(re.compile(rb"load_jit"),),
+    partial_lines=wiring_partial_lines,
 )
 
 

@@ -4,7 +4,7 @@
 Reports a JIT module export call whose argument count differs from the wrapped C++
 function's parameter count. The module is built in the same file: by a `@cache_once` factory
 whose every `return` is a `load_jit(...)` call, or by `m = load_jit(...)` in the calling
-function. The C++ function (free, template, or static member of a class or class
+function (other names: `jit-loaders`, `jit-cache-decorators`). The C++ function (free, template, or static member of a class or class
 template) is found through the literal `cuda_wrappers` / `cpp_wrappers` in the named files
 and their JIT headers. C++ default arguments do not count: TVM-FFI calls through the
 function's type, which has none.
@@ -13,14 +13,14 @@ Not reported:
 - calls unpacking arguments or passing keywords;
 - non-literal wrapper lists, `**kwargs`, `header_only=` other than `True`, unlisted exports,
   a module name reassigned or a parameter;
-- symbols that are not plain names, touch a macro or unparsed region, or are qualified by an
-  alias or template parameter; a missing JIT root, file or include;
+- symbols not plain names, touching a macro or unparsed region, or qualified by an alias
+  or template parameter; a missing JIT root, file or include;
 - declarations disagreeing on the count or not functions; parameter packs, C varargs,
   non-static members, no declaration;
 - factories whose modules differ in that count.
 
 ## Why is this bad?
-The call is a `TypeError`, found only when a GPU test runs it.
+The call is a `TypeError`, found when a GPU test runs it.
 
 ## Example
 ```python
@@ -82,6 +82,7 @@ import re
 
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
+from kernlint.python.jit import when_loaders_configured
 
 RULE = Rule(
     code="PY019",
@@ -90,6 +91,7 @@ RULE = Rule(
     summary="JIT module export called with another number of arguments than the C++ takes",
     status="preview",
     triggers=(b"load_jit",),
+    untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
     prefilter=re.compile(rb"(?:cuda|cpp)_wrappers"),
 )
 
@@ -107,6 +109,7 @@ def judge(ctx):
     """(export call node, Mismatch | Match | reason string) for every call of a JIT module's
     export that the file's own functions build (the reason: why the rule stays silent)."""
     from kernlint.jit_wiring import jit_calls
+    from kernlint.python.jit import caches, loaders
 
     tree = ctx.tree
     if tree is None:
@@ -114,10 +117,11 @@ def judge(ctx):
     calls = jit_calls(ctx)
     if not calls:
         return
+    cached = caches(ctx.settings)
     by_node = {id(c.node): c for c in calls}
     factories: dict[str, list] = {}
     for f in tree.body:
-        if isinstance(f, _FUNCS) and _cache_once(f, ctx.facts):
+        if isinstance(f, _FUNCS) and _cache_once(f, ctx.facts, cached):
             made = _returned_calls(f, by_node)
             if made:
                 factories[f.name] = made
@@ -134,7 +138,10 @@ def judge(ctx):
         c.strings = strings[id(func)]
     # (only functions whose text names a factory or `load_jit` can call a module's export)
     lines = ctx.data.split(b"\n")
-    words = [w.encode() for w in factories] + [b"load_jit"]
+    loader_names = loaders(ctx.settings)
+    words = [w.encode() for w in factories] + (
+        [b"load_jit"] if loader_names is None else [n.encode() for n in loader_names]
+    )
     abspath = ctx.source.abspath or os.path.abspath(ctx.source.path)
     memo: dict = {}
     for func in functions:
@@ -145,10 +152,10 @@ def judge(ctx):
             yield call, _verdict(call, made, abspath, ctx.settings, memo)
 
 
-def _cache_once(f, facts) -> bool:
+def _cache_once(f, facts, cached=None) -> bool:
     from kernlint.python.jit import decorator_kind
 
-    return any(decorator_kind(d, facts) == "cache_once" for d in f.decorator_list)
+    return any(decorator_kind(d, facts, cached) == "cache_once" for d in f.decorator_list)
 
 
 def _own_nodes(func):

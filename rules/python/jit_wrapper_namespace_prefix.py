@@ -1,13 +1,14 @@
 """Reports `load_jit` wrapper symbols spelled with a leading `sglang::`.
 
 ## What it does
-In a call of SGLang's JIT loader `load_jit(...)` (however imported), reports a
+In a call of SGLang's JIT loader `load_jit(...)` (however imported; or `jit-loaders`,
+docs/presets.md), reports a
 `cuda_wrappers` / `cpp_wrappers` symbol that starts with `sglang::` or `::sglang::` (after
 an optional `&`), as a string literal or an f-string, and offers to remove the prefix.
 
 Reported only where the checked tree's loader (read from its source) writes the wrappers
 inside `namespace sglang`. The older loader of `sglang/jit_kernel` (SGLang 0.5.15 and
-before) writes them at global scope, where the prefix is needed: its calls are not reported.
+before) writes them at global scope, where the prefix is needed: not reported.
 Not reported either when the JIT root cannot be found (see `jit-source-not-found`).
 
 ## Why is this bad?
@@ -79,6 +80,7 @@ import re
 
 from kernlint.model import Edit, Fix, Rule
 from kernlint.python.facts import node_span
+from kernlint.python.jit import when_loaders_configured, wiring_partial_lines
 
 RULE = Rule(
     code="PY010",
@@ -87,8 +89,9 @@ RULE = Rule(
     summary="`load_jit` wrapper symbol with a leading `sglang::` (emitted inside it already)",
     fix="sometimes",
     triggers=(b"load_jit",),
+    untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
     prefilter=re.compile(rb"sglang[ \t]*::"),
-    partial_lines=(re.compile(rb"load_jit"),),
+    partial_lines=wiring_partial_lines,
 )
 
 

@@ -1,7 +1,7 @@
 """Reports `load_jit` wrapper symbols that the named C++ files do not declare.
 
 ## What it does
-In a call of SGLang's JIT loader `load_jit(...)`, reports each `cuda_wrappers` /
+In a call of SGLang's JIT loader `load_jit(...)` (or `jit-loaders`, docs/presets.md), reports each `cuda_wrappers` /
 `cpp_wrappers` symbol that neither the `cuda_files` / `cpp_files` (under the JIT root's
 `csrc/`) nor the JIT headers they include declare. The symbol is read as the loader writes
 it inside `namespace sglang` (`&`, parentheses, template arguments and a leading `sglang::`
@@ -9,7 +9,7 @@ or `::` stripped): `fn`, `ns::fn`, `Class::method`, `Class<...>::method`. Any de
 counts (function, template, member, variable, `using` alias).
 
 Not reported:
-- a missing (`jit-source-not-found` reports it) or unreadable file, a non-literal name,
+- a missing (`jit-source-not-found`) or unreadable file, a non-literal name,
   `**kwargs`, `header_only=` other than `True`;
 - a symbol that is not a plain name once stripped (`f"{kernel}::run"`);
 - a symbol part in a `#define` or unparsed region (preprocessor branch, syntax error);
@@ -22,7 +22,7 @@ Not reported:
 ## Why is this bad?
 The loader emits `TVM_FFI_DLL_EXPORT_TYPED_FUNC(export, (symbol));` after including the
 named files: a misspelled or renamed symbol fails to compile, found only when a GPU test
-first builds the module.
+builds the module.
 
 ## Example
 ```python
@@ -83,6 +83,7 @@ import re
 
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
+from kernlint.python.jit import when_loaders_configured, wiring_partial_lines
 
 RULE = Rule(
     code="PY009",
@@ -90,8 +91,9 @@ RULE = Rule(
     language="python",
     summary="`load_jit` wrapper symbol that the named C++ files do not declare",
     triggers=(b"load_jit",),
+    untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
     prefilter=re.compile(rb"(?:cuda|cpp)_wrappers"),
-    partial_lines=(re.compile(rb"load_jit"),),
+    partial_lines=wiring_partial_lines,
 )
 
 

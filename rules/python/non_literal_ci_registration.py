@@ -10,6 +10,8 @@ Reports calls to `register_cuda_ci(...)` and every `register_<backend>_ci(...)`
 * the call is not at module level: inside a function or a class body (a registration under a
   module-level `if` is still at module level).
 
+Configure: `ci-registration-functions` (docs/presets.md).
+
 ## Why is this bad?
 SGLang's CI collects test registrations by parsing each test file's AST, without importing or
 running it. A variable, an expression or a call as an argument is invisible to the parser
@@ -40,7 +42,9 @@ from __future__ import annotations
 import ast
 import re
 
+from kernlint.ci_layout import CI_FUNCTIONS, REGISTER_FUNCTIONS, registration_functions
 from kernlint.model import Rule
+from kernlint.python.conventions import NamePattern, configured_names, when_configured
 from kernlint.python.facts import ast_offset, node_span, qualified
 
 # (Starts with its literal, the boundary before it checked by a lookbehind: the matches of
@@ -55,12 +59,24 @@ _ALIAS = re.compile(rb"register_(?<=\bregister_)\w+_ci\b(?:[\s\\]|#[^\n]*\n)*as\
 _RENAMED = re.compile(rb"as(?<=\bas)(?:[\s\\]|#[^\n]*\n)+register_\w+_ci\b")
 
 
+# The lines naming a registration function of any config of this process (partial_lines).
+CI_LINES = NamePattern(_CI_LINE, CI_FUNCTIONS)
+# A CI rule's `untriggered_when`: a file of a config naming other functions may call only those.
+when_ci_configured = when_configured(CI_FUNCTIONS)
+
+
 def _wanted_lines(data: bytes):
     """The lines the rule reads (Rule.partial_lines): those naming a `register_<backend>_ci`
     function, which holds its calls and every import that binds or renames one; a skeleton
     keeps them, the blocks around them and the module-level statements (the other imports).
-    The whole file when an import renames one (`as NAME`: its calls do not say its name)."""
-    return None if _ALIAS.search(data) else _CI_LINE
+    The whole file when an import renames one (`as NAME`: its calls do not say its name).
+    The same for the functions configured in this process (`ci-registration-functions`)."""
+    if _ALIAS.search(data):
+        return None
+    configured = configured_names(CI_FUNCTIONS)
+    if configured and _names(configured).alias.search(data):
+        return None
+    return CI_LINES
 
 
 RULE = Rule(
@@ -69,8 +85,9 @@ RULE = Rule(
     language="python",
     summary="`register_*_ci(...)` with non-literal arguments or not at module level",
     triggers=(b"register_",),
+    untriggered_when=when_ci_configured,  # (`ci-registration-functions`: other names)
     # A call to `register_<backend>_ci`, or an import of one under another name.
-    prefilter=re.compile(rb"register_\w+_ci\b"),
+    prefilter=NamePattern(re.compile(rb"register_\w+_ci\b"), CI_FUNCTIONS),
     # What it reads (see _wanted_lines): the file is parsed as a skeleton, where it is parsed.
     partial_lines=_wanted_lines,
     needs_tree=False,
@@ -84,36 +101,90 @@ _MAX_STATEMENT_LINES = 40
 
 
 def check(ctx) -> None:
-    if _ALIAS.search(ctx.data) or _RENAMED.search(ctx.data):
+    ci = ci_names(ctx.settings)
+    if ci is not DEFAULT and not ci.named_in(ctx.data):
+        return  # (run on every file of a config naming other functions: none named here)
+    match = ci.is_name
+    if ci.alias.search(ctx.data) or ci.renamed.search(ctx.data):
         calls = None  # (the imported names decide which calls register)
     else:
         calls = _module_level_calls(ctx)
     if calls is not None:
         for node, offset in calls:
-            name = _register_name(node, None, {})
+            name = _register_name(node, None, {}, match)
             if name is not None:
                 _check_arguments(node, ctx, name, offset)
         return
     if ctx.tree is None:
         return  # unparsable: the engine warns about it
     facts = ctx.facts
-    pattern = _CI_LINE
+    pattern = ci.line
     # The imported names matter only where an import renames a registration function or
     # binds another name as one; elsewhere a call's own text names its function (the import
     # statements are not looked at).
-    names = facts.names if _ALIAS.search(ctx.data) or _RENAMED.search(ctx.data) else {}
-    aliases = [
-        n for n, o in names.items() if _REGISTER.match(o.split(".")[-1]) and not _REGISTER.match(n)
-    ]
+    names = facts.names if ci.alias.search(ctx.data) or ci.renamed.search(ctx.data) else {}
+    aliases = [n for n, o in names.items() if match(o.split(".")[-1]) and not match(n)]
     if aliases:
         pattern = re.compile(
-            rb"\b(register_\w+_ci|" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b"
+            rb"\b(" + ci.word + b"|" + b"|".join(re.escape(a.encode()) for a in aliases) + rb")\b"
         )
     for node in facts.nodes_on_lines(pattern, (ast.Call,)):
-        _check_call(node, ctx, names)
+        _check_call(node, ctx, names, match)
 
 
 _REGISTER = re.compile(r"^register_\w+_ci$")
+
+
+class CiNames:
+    """What the CI-registration rules find registration functions by: SGLang's (any
+    `register_<backend>_ci`; `collected`: the collector's REGISTER_MAPPING), or the names of
+    the `ci-registration-functions` setting (both sets are those names)."""
+
+    def __init__(self, names: frozenset[str] | None = None) -> None:
+        self.names = names
+        if names is None:
+            self.collected = REGISTER_FUNCTIONS
+            self.word = rb"register_\w+_ci"
+            self.line, self.alias, self.renamed = _CI_LINE, _ALIAS, _RENAMED
+            self.call_start = _CALL_START
+            self.is_name = _REGISTER.match
+            return
+        self.collected = names
+        self.is_name = names.__contains__
+        if not names:  # (no registration function: nothing matches)
+            never = re.compile(rb"(?!)")
+            self.word = rb"(?!)"
+            self.line = self.alias = self.renamed = self.call_start = never
+            return
+        self.word = rb"(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")"
+        self.line = re.compile(rb"\b" + self.word + rb"\b")
+        self.alias = re.compile(rb"\b" + self.word + rb"\b(?:[\s\\]|#[^\n]*\n)*as\b")
+        self.renamed = re.compile(rb"as(?<=\bas)(?:[\s\\]|#[^\n]*\n)+" + self.word + rb"\b")
+        self.call_start = re.compile(self.word + rb"[ \t]*\(")
+
+    def named_in(self, data: bytes) -> bool:
+        """Does the file name a registration function (`register_`, or a configured name)?"""
+        if self.names is None:
+            return b"register_" in data
+        return any(n.encode() in data for n in self.names)
+
+
+_BY_NAMES: dict[frozenset, CiNames] = {}
+
+
+def _names(names: frozenset[str]) -> CiNames:
+    found = _BY_NAMES.get(names)
+    if found is None:
+        found = _BY_NAMES[names] = CiNames(names)
+    return found
+
+
+def ci_names(settings) -> CiNames:
+    """The registration functions of these settings (DEFAULT: SGLang's)."""
+    names = registration_functions(settings)
+    return DEFAULT if names is None else _names(names)
+
+
 POSITIONAL = ("est_time", "suite")
 CHECKED = ("est_time", "suite", "stage", "runner_config")
 
@@ -129,12 +200,13 @@ def _is_literal(node) -> bool:
     )
 
 
-def _register_name(call, facts, names=None) -> str | None:
+def _register_name(call, facts, names=None, match=_REGISTER.match) -> str | None:
     """The registration function `call` calls, or None. `names`: the imported names to resolve
-    it with (default: all of the file's `facts`)."""
+    it with (default: all of the file's `facts`); `match`: what a registration function's name
+    is (CiNames.is_name)."""
     origin = qualified(call.func, facts.names if names is None else names) or ""
     name = origin.split(".")[-1]
-    return name if _REGISTER.match(name) else None
+    return name if match(name) else None
 
 
 def _module_level_calls(ctx):
@@ -155,9 +227,10 @@ def _find_module_level_calls(ctx):
     data = ctx.data
     starts = ctx.source.line_starts
     line_index = ctx.source.line_index
+    ci = ci_names(ctx.settings)
     inside_strings = None
     calls = []
-    matches = list(_CI_LINE.finditer(data))
+    matches = list(ci.line.finditer(data))
     for m in matches:
         at = m.start()
         line = line_index(at)  # (0-based)
@@ -167,7 +240,7 @@ def _find_module_level_calls(ctx):
                 if b"#" not in data[begin:at] and not _quoted(data, begin, at):
                     continue  # (`from x import register_cuda_ci`: no call, nothing to check)
             return None
-        if not _CALL_START.match(data, at):
+        if not ci.call_start.match(data, at):
             return None
         if inside_strings is None:
             from kernlint.python.skeleton import _string_line_ranges
@@ -214,9 +287,9 @@ def _statement_at(data: bytes, starts, line: int):
     return None
 
 
-def _check_call(node, ctx, names) -> None:
+def _check_call(node, ctx, names, match=_REGISTER.match) -> None:
     facts = ctx.facts
-    name = _register_name(node, facts, names)
+    name = _register_name(node, facts, names, match)
     if name is None:
         return
     _check_arguments(node, ctx, name, 0)
@@ -269,3 +342,4 @@ def _def_or_class(n, _field) -> bool:
 # without parsing the file (or None), and the span of a node parsed from one of their snippets.
 module_level_calls = _module_level_calls
 snippet_span = _span
+DEFAULT = CiNames()

@@ -2,8 +2,9 @@
 
 ## What it does
 In a module-level function that calls the module a `@cache_once` factory of the same file
-builds with `load_jit(...)` (`_jit_module(x.dtype).run(...)`), reports each statement of its own body that checks a
-tensor on every call: `assert <condition>` or `if <condition>: raise ...`, where the
+builds with `load_jit(...)` (`_jit_module(x.dtype).run(...)`; other names: `jit-loaders`,
+`jit-cache-decorators`), reports each statement of its own body that checks a tensor on every
+call: `assert <condition>` or `if <condition>: raise ...`, where the
 condition reads `.shape`, `.dtype`, `.device`, `.ndim`, `.is_cuda` or calls
 `.is_contiguous()`, `.size()`, `.stride()`, `.dim()`, `.numel()` on a name.
 
@@ -74,6 +75,7 @@ import ast
 from kernlint.model import Rule
 from kernlint.python import walk as _walk
 from kernlint.python.facts import node_span
+from kernlint.python.jit import when_loaders_configured
 
 RULE = Rule(
     code="PY018",
@@ -83,6 +85,7 @@ RULE = Rule(
     severity="warning",
     status="preview",
     triggers=(b"load_jit",),
+    untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
 )
 
 _ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda"})
@@ -90,8 +93,19 @@ _METHODS = frozenset({"is_contiguous", "size", "stride", "dim", "numel"})
 
 
 def check(ctx) -> None:
-    from kernlint.python.jit import decorator_kind, is_load_jit
+    from kernlint.python.jit import (
+        cache_shown,
+        caches,
+        decorator_kind,
+        is_load_jit,
+        loaders,
+        names_a_loader,
+    )
 
+    names = loaders(ctx.settings)
+    if names is not None and not names_a_loader(ctx.data, names):
+        return  # (run on every file of a config naming other loaders: none called here)
+    cached = caches(ctx.settings)
     tree = ctx.tree
     if tree is None:
         return
@@ -99,8 +113,8 @@ def check(ctx) -> None:
     functions = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     factories = set()
     for f in functions:
-        if any(decorator_kind(d, facts) == "cache_once" for d in f.decorator_list) and any(
-            isinstance(n, ast.Call) and is_load_jit(n, facts) for n in _own_nodes(f)
+        if any(decorator_kind(d, facts, cached) == "cache_once" for d in f.decorator_list) and any(
+            isinstance(n, ast.Call) and is_load_jit(n, facts, names) for n in _own_nodes(f)
         ):
             factories.add(f.name)
     if not factories:
@@ -129,7 +143,7 @@ def check(ctx) -> None:
                     *node_span(ctx, stmt),
                     f"per-call check of `{prop}` in `{f.name}`, which runs the JIT module of "
                     f"`{factory}`: check tensors in the C++ launcher (`TensorMatcher`) and "
-                    "compile-key values in the `@cache_once` factory",
+                    f"compile-key values in the {cache_shown(ctx.settings)} factory",
                 )
 
 

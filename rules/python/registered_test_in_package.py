@@ -5,7 +5,7 @@ Reports each module-level `register_<backend>_ci(...)` call (`register_cuda_ci`,
 `register_amd_ci`, `register_cpu_ci`, `register_npu_ci`, `register_xpu_ci`,
 `register_musa_ci`, `register_mlx_ci`, called by that name as an expression statement directly
 in the module's body) in a file of the `sglang` package, whatever its arguments: a malformed
-registration marks a misplaced test all the same. The finding sits on the called name.
+registration marks a misplaced test all the same. The finding sits on the called name. Configure: `ci-registration-functions` (docs/presets.md).
 
 The package is `python/sglang/` in SGLang's source tree (the `sglang-package-roots` setting,
 default `**/python/sglang/**`) and, for an installed or unpacked wheel, the files below a
@@ -47,10 +47,11 @@ from __future__ import annotations
 
 import re
 
-from kernlint.ci_layout import in_sglang_package
+from kernlint.ci_layout import CI_FUNCTIONS, in_sglang_package
 from kernlint.model import Rule
+from kernlint.python.conventions import NamePattern
 
-from .non_literal_ci_registration import snippet_span
+from .non_literal_ci_registration import snippet_span, when_ci_configured
 from .unregistered_tests import CI_LINE, registrations
 
 RULE = Rule(
@@ -59,7 +60,10 @@ RULE = Rule(
     language="python",
     summary="`register_*_ci(...)` in a file of the `sglang` package (tests live in `test/registered/`)",
     triggers=(b"register_",),
-    prefilter=re.compile(rb"register_(?:cpu|cuda|amd|musa|npu|xpu|mlx)_ci\b"),
+    untriggered_when=when_ci_configured,  # (`ci-registration-functions`: other names)
+    prefilter=NamePattern(
+        re.compile(rb"register_(?:cpu|cuda|amd|musa|npu|xpu|mlx)_ci\b"), CI_FUNCTIONS
+    ),
     partial_lines=CI_LINE,
     needs_tree=False,
 )

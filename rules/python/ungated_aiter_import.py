@@ -2,21 +2,21 @@
 
 ## What it does
 Reports aiter imports (statements, `importlib.import_module`, `__import__`) that can run on
-CUDA, or on ROCm with `SGLANG_USE_AITER` off, on a path that did not choose aiter. The
-`aiter-import-policy` setting decides how:
+CUDA, or on ROCm with `SGLANG_USE_AITER` off, on a path that did not choose aiter, as the
+`aiter-import-policy` setting says:
 
 ### `reachable` (the default)
 On such machines aiter gates (`_use_aiter`, `USE_AITER*`, flags read from
-`SGLANG_USE_AITER`) are false, `_is_hip` is ROCm-only, environment switches take their
-default, and a `try:` catching ImportError guards. Reported: a module-level import in a
-script or in a module loaded on such a path (kernlint follows the package's imports; an
-unimported module counts as loaded); an import in a function that itself chooses the path
-(its own `if` or early exit).
+`SGLANG_USE_AITER`; `aiter-gates` names others) are false, `_is_hip` is ROCm-only,
+environment switches take their default, and a `try:` catching ImportError guards. Reported: a
+module-level import in a script or in a module loaded on such a path (an unimported module
+counts as loaded); an import in a function that itself chooses the path (its own `if` or early
+exit).
 
 Not reported: wrappers with no condition of their own (the caller chooses); code named for
-aiter (function, class, module); a function that already imported aiter unconditionally;
-AMD-only registered tests; modules loaded by name (`importlib`, class-path strings); chains
-of over 6 unguarded imports; conditions on `self.x` flags.
+aiter; a function that already imported aiter unconditionally; AMD-only registered tests;
+modules loaded by name (`importlib`, class-path strings); chains of over 6 unguarded imports;
+conditions on `self.x` flags.
 
 ### `lexical`
 Reports every import outside an aiter-gated branch (`if _use_aiter:`, code after
@@ -24,7 +24,8 @@ Reports every import outside an aiter-gated branch (`if _use_aiter:`, code after
 
 ### `import-time`
 Reports only module-level imports that run on CUDA: of aiter in a package `__init__.py`,
-and of checked modules that import aiter at import time.
+and of checked modules that import aiter at import time (indexed once per run, with SGLang's
+gates).
 
 ## Why is this bad?
 On CUDA, where aiter is not installed, an unguarded import is a `ModuleNotFoundError`. On
@@ -50,7 +51,7 @@ if _use_aiter:
 ```
 
 ## Fix safety
-No automatic fix: what the CUDA path runs instead is the author's call.
+No automatic fix: the CUDA path's alternative is the author's call.
 """
 
 from __future__ import annotations
@@ -120,10 +121,14 @@ def check(ctx) -> None:
 
 
 def _lexical(ctx) -> None:
+    from kernlint.python.conventions import aiter_fix
+    from kernlint.python.conventions import guards as gated
+
     facts = ctx.facts
     if not facts.aiter_imports:
         return
-    guards = facts.guards
+    guards = gated(ctx)
+    fix = aiter_fix(ctx.settings)
     for node, module in facts.aiter_imports:
         if guards.aiter_gated(node) or guards.in_import_guard(node):
             continue
@@ -139,48 +144,52 @@ def _lexical(ctx) -> None:
             why = "runs when this module is imported"
         ctx.report(
             *node_span(ctx, node),
-            f"`{module}` import {why}: put it under `if _use_aiter:`",
+            f"`{module}` import {why}: {fix}",
         )
 
 
 def _reachable(ctx) -> None:
     from kernlint.python.aiter_reach import explain
+    from kernlint.python.conventions import aiter_fix
 
     judge, verdicts = explain(ctx)
+    fix = None
     for node, name, v, _why in verdicts:
         if v is None:
             continue
+        if fix is None:
+            fix = aiter_fix(ctx.settings)
         if v.kind == "module":
-            message = _module_message(judge, name, v, v.detail)
+            message = _module_message(judge, name, v, v.detail, fix)
         else:
-            message = _function_message(judge, name, v)
+            message = _function_message(judge, name, v, fix)
         ctx.report(*node_span(ctx, node), message)
 
 
 _FIX = "put it under `if _use_aiter:`"
 
 
-def _module_message(judge, name, v, evidence) -> str:
+def _module_message(judge, name, v, evidence, fix: str = _FIX) -> str:
     from kernlint.python.aiter_reach import holding
 
     via = f" ({evidence})" if evidence else ""
     where = v.where()
     if v.first is None:
-        return f"`{name}` import runs whenever this module is imported, on {where}{via}: {_FIX}"
+        return f"`{name}` import runs whenever this module is imported, on {where}{via}: {fix}"
     if v.hip:
         return (
             f"`{name}` import is under a HIP check only: it runs on {where} whenever this "
-            f"module is imported{via}: {_FIX}"
+            f"module is imported{via}: {fix}"
         )
     test, pol = v.first
     return (
         f"`{name}` import is under a condition that is not the aiter gate "
         f"(`{holding(test, pol)}`{_defaults(judge, test)}): it runs on {where} when this "
-        f"module is imported{via}: {_FIX}"
+        f"module is imported{via}: {fix}"
     )
 
 
-def _function_message(judge, name, v) -> str:
+def _function_message(judge, name, v, fix: str = _FIX) -> str:
     from kernlint.python.aiter_reach import holding
 
     test, pol = v.first
@@ -188,11 +197,11 @@ def _function_message(judge, name, v) -> str:
     if v.hip:
         return (
             f"`{name}` import in `{v.detail}` is under a HIP check only (`{cond}`): it runs on "
-            f"{v.where()}: {_FIX}"
+            f"{v.where()}: {fix}"
         )
     return (
         f"`{name}` import in `{v.detail}` runs on {v.where()} when `{cond}` holds"
-        f"{_defaults(judge, test)}, and nothing on its path selects aiter: {_FIX}"
+        f"{_defaults(judge, test)}, and nothing on its path selects aiter: {fix}"
     )
 
 

@@ -5,7 +5,7 @@ Reports a Python file under the registered-tests root (`test/registered/` by def
 `registered-tests-roots` setting) that has no module-level `register_<backend>_ci(...)` call
 SGLang's collector would read. The files judged are the ones the collector reads: every `*.py`
 file under the root except `__init__.py` and `conftest.py`. The finding sits on the file's
-first line.
+first line. Configure: `ci-registration-functions` (docs/presets.md).
 
 A registration counts the way the collector reads it: an expression statement directly in the
 module's body (not inside a function, a class, or an `if`, `try` or `with` block) calling
@@ -63,21 +63,15 @@ No automatic fix: the backend, suite and time estimate are the author's to choos
 from __future__ import annotations
 
 import ast
-import re
 
-from kernlint.ci_layout import (
-    REGISTER_FUNCTIONS,
-    is_collected_test,
-    may_be_collected_test,
-    registration,
-)
+from kernlint.ci_layout import is_collected_test, may_be_collected_test, registration
 from kernlint.model import Rule
 
-from .non_literal_ci_registration import module_level_calls
+from .non_literal_ci_registration import CI_LINES, DEFAULT, ci_names, module_level_calls
 
 # The lines naming a registration function (for a skeleton: module-level statements are kept
-# whatever the pattern).
-CI_LINE = re.compile(rb"register_(?<=\bregister_)\w+_ci\b")
+# whatever the pattern), those configured in this process included.
+CI_LINE = CI_LINES
 
 
 RULE = Rule(
@@ -99,32 +93,40 @@ def registrations(ctx):
     Found without parsing the file where every mention of a registration function is an import
     or a statement at column 0; else from the (skeleton) tree. None when the file does not
     parse."""
+    collected = ci_names(ctx.settings).collected
     calls = module_level_calls(ctx)
     if calls is not None:
         return [
             (call, offset)
             for call, offset in calls
-            if isinstance(call.func, ast.Name) and call.func.id in REGISTER_FUNCTIONS
+            if isinstance(call.func, ast.Name) and call.func.id in collected
         ]
     tree = ctx.tree
     if tree is None:
         return None
-    return [(call, 0) for call in map(registration, tree.body) if call is not None]
+    return [(call, 0) for call in (registration(s, collected) for s in tree.body) if call]
 
 
 def check(ctx) -> None:
     if not is_collected_test(ctx.source.abspath or ctx.source.path, ctx.settings):
         return
-    if b"register_" in ctx.data:
+    ci = ci_names(ctx.settings)
+    if ci.named_in(ctx.data):
         found = registrations(ctx)
         if found is None or found:
             return  # (unparsable: the engine warns about it)
     data = ctx.data
     end = data.find(b"\n")
     end = len(data) if end < 0 else end
-    ctx.report(
-        0,
-        end,
-        "no module-level `register_<backend>_ci(...)` call: SGLang's CI collector rejects "
-        "the file (`No CI registry found`); register it, or move it to test/manual/",
-    )
+    if ci is DEFAULT:
+        message = (
+            "no module-level `register_<backend>_ci(...)` call: SGLang's CI collector rejects "
+            "the file (`No CI registry found`); register it, or move it to test/manual/"
+        )
+    else:
+        names = ", ".join(f"`{n}(...)`" for n in ctx.settings.ci_registration_functions)
+        message = (
+            f"no module-level registration call ({names or 'none configured'}): CI's "
+            "collector rejects the file; register it, or move it out of the registered tests"
+        )
+    ctx.report(0, end, message)

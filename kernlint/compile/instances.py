@@ -139,7 +139,8 @@ class JitInstance:
 def load_jit_instances(pyfile: str, data: bytes, settings) -> tuple[list[JitInstance], int]:
     """The `load_jit` calls of a Python file whose wrappers resolve to literal text, and the
     number of calls with wrappers that do not."""
-    if b"load_jit" not in data or b"_wrappers" not in data:
+    loaders = tuple(getattr(settings, "jit_loaders", None) or ("load_jit",))
+    if b"_wrappers" not in data or not any(name.encode() in data for name in loaders):
         return [], 0
     try:
         tree = ast.parse(data)
@@ -161,7 +162,7 @@ def load_jit_instances(pyfile: str, data: bytes, settings) -> tuple[list[JitInst
         body = func.body
         args = _cpp_args_of(body)
         for node in _calls_in(body):
-            if not _is_load_jit(node):
+            if not _is_load_jit(node, loaders):
                 continue
             kws = {kw.arg: kw.value for kw in node.keywords if kw.arg}
             wrappers = kws.get("cuda_wrappers")
@@ -193,10 +194,11 @@ def _calls_in(body):
         todo.extend(ast.iter_child_nodes(node))
 
 
-def _is_load_jit(node) -> bool:
+def _is_load_jit(node, loaders=("load_jit",)) -> bool:
+    """A call of the JIT loader (`jit-loaders`; SGLang's `load_jit`)."""
     f = node.func
-    return (isinstance(f, ast.Name) and f.id == "load_jit") or (
-        isinstance(f, ast.Attribute) and f.attr == "load_jit"
+    return (isinstance(f, ast.Name) and f.id in loaders) or (
+        isinstance(f, ast.Attribute) and f.attr in loaders
     )
 
 

@@ -699,7 +699,10 @@ class Settings:
             codes = registry.resolve(
                 selectors, [], [], preview=True, where=f"{where} per-file-ignores", **local
             )
-            self.per_file_ignores.append((_spec([pattern]), pfi_root, codes))
+            # (a `**/` pattern also matches files outside the config's directory, as the
+            # `jit-roots` do: a config kept apart, given with --config)
+            anywhere = pattern.startswith("**/")
+            self.per_file_ignores.append((_spec([pattern]), pfi_root, codes, anywhere))
 
     @cached_property
     def _exclude_names(self) -> frozenset[str]:
@@ -788,8 +791,10 @@ class Settings:
         if not self.per_file_ignores:
             return self.enabled
         ignored = set()
-        for spec, root, codes in self.per_file_ignores:
+        for spec, root, codes, anywhere in self.per_file_ignores:
             rel = _relative(abspath, root)
+            if rel is None and anywhere:
+                rel = abspath.replace(os.sep, "/").lstrip("/")
             if rel is not None and spec.match_file(rel):
                 ignored |= set(codes)
         return [r for r in self.enabled if r not in ignored] if ignored else self.enabled

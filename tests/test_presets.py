@@ -142,3 +142,19 @@ def test_the_readme_configuration_example_is_valid_and_names_every_key():
     _validate("README.md", table)
     missing = sorted(k for k in KNOWN_KEYS if k not in table)
     assert not missing, f"README's Configuration example lacks {missing}"
+
+
+def test_star_star_per_file_ignores_match_outside_the_config_directory(tmp_path):
+    # A preset's (or any kept-apart config's) `**/` per-file-ignores apply to the tree it checks.
+    conf = tmp_path / "conf" / "kernlint.toml"
+    conf.parent.mkdir()
+    conf.write_text(
+        'select = ["CU003"]\n[per-file-ignores]\n"**/quiet/**" = ["CU003"]\n"loud/**" = ["CU003"]\n'
+    )
+    kernel = "__global__ void k(float* a, const float* b) { a[0] = b[0]; }\n"
+    for d in ("quiet", "loud"):
+        (tmp_path / "tree" / d).mkdir(parents=True)
+        (tmp_path / "tree" / d / "k.cu").write_text(kernel)
+    p = kernlint(tmp_path / "tree", "--config", str(conf), "--output-format", "concise", ".")
+    assert "quiet" not in p.stdout  # (`**/` matches anywhere)
+    assert "loud/k.cu" in p.stdout  # (a relative pattern names conf/loud/, not this tree)

@@ -4,7 +4,7 @@
 
 constexpr int kBlock = 256;
 
-__global__ void scale(float* out, float* in, int32_t n) {  // kernlint-expect: CU003@23, CU003@35, CU004@35
+__global__ void scale(float* out, float* in, int32_t n) {  // kernlint-expect: CU003@23, CU003@35
   if (threadIdx.x < n) out[threadIdx.x] = in[threadIdx.x] * 2.0f;
 }
 

@@ -51,7 +51,7 @@ def test_the_sglang_preset_is_the_default(tmp_path):
 def test_the_users_keys_override_the_preset(tmp_path):
     (tmp_path / "kernlint.toml").write_text('preset = "generic"\nextend-select = ["CU002"]\n')
     codes = [r.code for r in settings_for(tmp_path).enabled]
-    assert "CU002" in codes and "CU003" in codes and "PY001" not in codes
+    assert "CU002" in codes and "KL002" in codes and "PY001" not in codes
     (tmp_path / "kernlint.toml").write_text('preset = "generic"\nselect = ["CU001"]\n')
     assert [r.code for r in settings_for(tmp_path).enabled] == ["CU001"]
 

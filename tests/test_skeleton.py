@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import glob
 import os
-import re
 
 import pytest
 
@@ -196,7 +195,9 @@ def test_wanted_patterns_cover_what_rules_read():
     jit = registry.by_code["PY004"].partial_lines
     assert jit(b"from x import load_jit as lj\n") is None
     found = jit(b"from x import load_jit\n")
-    assert found and all(isinstance(p, re.Pattern) for p in found)
+    # (compiled patterns, or patterns that also match a config's own loader names)
+    assert found and all(callable(getattr(p, "finditer", None)) for p in found)
+    assert all(p.search(b"\n    return load_jit(") for p in found[:1])
 
 
 def _statements(tree) -> set:

@@ -85,6 +85,8 @@ def test_show_settings_names_the_preset(tmp_path):
     [
         ('preset = "nope"\n', '`preset` must be one of "sglang", "flashinfer", "vllm", "generic"'),
         ('namespaces = ["my ns"]\n', "`namespaces`: 'my ns' is not a C++ or Python name"),
+        ('third-party-namespaces = ["cutlass-3"]\n', "`third-party-namespaces`: 'cutlass-3'"),
+        ('drop-primitives = ["no-such-entry"]\n', "`drop-primitives`: "),
         (
             'launch-wrappers = ["host::"]\n',
             "`launch-wrappers`: 'host::' is not a C++ or Python name",

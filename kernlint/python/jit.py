@@ -52,6 +52,13 @@ def names_a_loader(data: bytes, names: frozenset[str] | None) -> bool:
     return any(n.encode() in data for n in names)
 
 
+def loaders_here(ctx) -> tuple[frozenset[str] | None, bool]:
+    """(the configured loaders or None, whether this file can call one): a rule of a config
+    naming other loaders runs on every file of it and returns at once where none is called."""
+    names = loaders(ctx.settings)
+    return names, names is None or names_a_loader(ctx.data, names)
+
+
 def is_load_jit(call: ast.Call, facts, names: frozenset[str] | None = None) -> bool:
     fn = call.func
     if names is not None:

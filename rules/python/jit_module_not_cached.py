@@ -75,13 +75,12 @@ def check(ctx) -> None:
         enclosing_functions,
         load_jit_calls,
         loader_name,
-        loaders,
-        names_a_loader,
+        loaders_here,
     )
 
-    names = loaders(ctx.settings)
-    if names is not None and not names_a_loader(ctx.data, names):
-        return  # (run on every file of a config naming other loaders: none called here)
+    names, here = loaders_here(ctx)
+    if not here:
+        return
     cached = caches(ctx.settings)
     facts = ctx.facts
     callbacks = _decorator_callbacks(facts)

@@ -66,13 +66,12 @@ def check(ctx) -> None:
         decorator_kind,
         enclosing_functions,
         load_jit_calls,
-        loaders,
-        names_a_loader,
+        loaders_here,
     )
 
-    names = loaders(ctx.settings)
-    if names is not None and not names_a_loader(ctx.data, names):
-        return  # (run on every file of a config naming other loaders: none called here)
+    names, here = loaders_here(ctx)
+    if not here:
+        return
     cached = caches(ctx.settings)
     facts = ctx.facts
     wanted = ("cache_once",) if cached is None else ctx.settings.jit_cache_decorators

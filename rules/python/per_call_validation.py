@@ -98,13 +98,12 @@ def check(ctx) -> None:
         caches,
         decorator_kind,
         is_load_jit,
-        loaders,
-        names_a_loader,
+        loaders_here,
     )
 
-    names = loaders(ctx.settings)
-    if names is not None and not names_a_loader(ctx.data, names):
-        return  # (run on every file of a config naming other loaders: none called here)
+    names, here = loaders_here(ctx)
+    if not here:
+        return
     cached = caches(ctx.settings)
     tree = ctx.tree
     if tree is None:

@@ -231,9 +231,15 @@ _CACHE_KEY = "project:cuda-wrappers"
 
 
 def collect(paths, cache=None, stats=None) -> set[str]:
-    """Wrapper targets of all the Python files; with a cache, files whose size and mtime are
-    unchanged since the last run are not read again. `stats`: the files' `os.stat` results
-    (None where it failed), needed with a cache."""
+    """Wrapper targets of all the Python files (see `cached_names`)."""
+    return cached_names(paths, cache, stats, _CACHE_KEY, targets_in_snippets)
+
+
+def cached_names(paths, cache, stats, key: str, extract) -> set[str]:
+    """The union of `extract(bytes)` (a set of names) over the files `paths`; with a cache,
+    files whose size and mtime are unchanged since the last run are not read again (their
+    names kept under `key`). `stats`: the files' `os.stat` results (None where it failed),
+    needed with a cache."""
     out: set[str] = set()
     if cache is not None:
         from .cache import content_hash, decode_targets, encode_targets
@@ -243,7 +249,7 @@ def collect(paths, cache=None, stats=None) -> set[str]:
             st = stats[k]
             if st is None:
                 continue
-            found = cache.lookup_stat(path, _CACHE_KEY, st)
+            found = cache.lookup_stat(path, key, st)
             if found is not None:
                 found = decode_targets(found)
                 if found is not None:  # (None: an entry of the wrong shape)
@@ -254,10 +260,10 @@ def collect(paths, cache=None, stats=None) -> set[str]:
                 data = fh.read()
         except OSError:
             continue
-        targets = targets_in_snippets(data)
-        out |= targets
+        names = extract(data)
+        out |= names
         if cache is not None and st is not None:
-            cache.store(path, _CACHE_KEY, st, content_hash(data), encode_targets(targets))
+            cache.store(path, key, st, content_hash(data), encode_targets(names))
     return out
 
 

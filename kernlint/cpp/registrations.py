@@ -266,30 +266,9 @@ def _split_args(text: str) -> list[str]:
 def collect(paths, cache=None, stats=None) -> set[str]:
     """The functions registered in these C++ files; with a cache, files whose size and mtime
     are unchanged since the last run are not read again."""
-    out: set[str] = set()
-    if cache is not None:
-        from ..cache import content_hash, decode_targets, encode_targets
-    for k, path in enumerate(paths):
-        st = None
-        if cache is not None:
-            st = stats[k]
-            if st is not None:
-                found = cache.lookup_stat(path, _CACHE_KEY, st)
-                if found is not None:
-                    found = decode_targets(found)
-                    if found is not None:
-                        out |= found
-                        continue
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        names = registered_in(data)
-        out |= names
-        if cache is not None and st is not None:
-            cache.store(path, _CACHE_KEY, st, content_hash(data), encode_targets(names))
-    return out
+    from ..project import cached_names
+
+    return cached_names(paths, cache, stats, _CACHE_KEY, registered_in)
 
 
 def gather(candidates, resolver, cache=None, stats=None) -> None:

@@ -32,7 +32,7 @@ CACHE_FORMAT = 1
 class Build:
     """One translation unit to compile for one architecture."""
 
-    def __init__(self, includes, symbols, arch, flags, label, source, files, directory=None):
+    def __init__(self, includes, symbols, arch, flags, label, source, files):
         self.includes = list(includes)  # absolute paths of the C++ files, in order
         self.symbols = list(symbols)  # instantiated symbols (empty: the files as they are)
         self.arch = arch  # "sm_90", "sm_90a", ...
@@ -40,7 +40,6 @@ class Build:
         self.label = label  # what the findings name as the instantiation
         self.source = source  # "config", "load_jit", "plain"
         self.files = list(files)  # the checked files it is built for
-        self.directory = directory
 
     def text(self) -> str:
         lines = [f'#include "{path}"' for path in self.includes]

@@ -16,7 +16,6 @@ class KernelDef:
     def __init__(self, path, start, end, def_start, name, is_template) -> None:
         self.path, self.start, self.end = path, start, end
         self.def_start, self.name, self.is_template = def_start, name, is_template
-        self.placed: dict[tuple, Placed] = {}
 
 
 def _read(path: str) -> bytes | None:
@@ -152,8 +151,8 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
         notes.append(f"compile: {missing_message('nvcc')}; {len(builds)} builds not run")
         builds = []
     results = []
+    cache = CompileCache(cache_dir)  # (the CUDA and the Triton builds')
     if builds:
-        cache = CompileCache(cache_dir)
         tool_id = toolchain_id(nvcc)
         notes.append(f"compile: {_nvcc_version(nvcc)} ({nvcc})")
         for b in builds:
@@ -163,7 +162,7 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(lambda b: run_build(b, nvcc, cache, tool_id), builds))
 
-    cached = built = failed = measured = 0
+    cached = failed = measured = 0
     unplaced: set[str] = set()
     nodef: set[str] = set()
     from .toolchain import demangle
@@ -180,7 +179,6 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
             )
             continue
         cached += hit
-        built += not hit
         read = {os.path.realpath(d) for d in deps} | {os.path.realpath(f) for f in build.files}
         for symbol, arch, regs, stack, stores, loads in ptxas_report(report):
             name = source_name(symbol)
@@ -209,9 +207,7 @@ def run_pass(chosen, resolver, *, cache_dir=None, compile_from=None, jobs=None) 
     if compile_from is not None:
         notes += _from_build_dir(compile_from, defs, datas, settings_of)
 
-    triton_notes, triton_measured, triton_skipped = _triton(
-        chosen, settings_of, datas, CompileCache(cache_dir)
-    )
+    triton_notes, triton_measured, triton_skipped = _triton(chosen, settings_of, datas, cache)
     notes += triton_notes
 
     templates = sum(

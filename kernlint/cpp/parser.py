@@ -20,6 +20,21 @@ def parser():
     return tree_sitter.Parser(language())
 
 
+# Nodes whose named children are a sequence of statements (a block, a case, a preprocessor
+# branch): the statement after one is its next sibling.
+STATEMENT_BLOCKS = frozenset(
+    {
+        "compound_statement",
+        "case_statement",
+        "preproc_if",
+        "preproc_ifdef",
+        "preproc_else",
+        "preproc_elif",
+        "preproc_elifdef",
+    }
+)
+
+
 def parse(data: bytes):
     return parser().parse(data)
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 
 from kernlint.cpp.facts import calls_named, in_abstractions, namespace_components
+from kernlint.cpp.parser import STATEMENT_BLOCKS
 from kernlint.jitscope import LIBRARY_NAMESPACES
 from kernlint.model import Rule
 from kernlint.record import record
@@ -244,18 +245,7 @@ def _result_used(node, parent_of) -> bool:
 
 
 # Nodes that hold a sequence of statements: the one after a statement is its next sibling.
-_SEQUENCES = frozenset(
-    {
-        "compound_statement",
-        "case_statement",
-        "preproc_if",
-        "preproc_ifdef",
-        "preproc_else",
-        "preproc_elif",
-        "preproc_elifdef",
-        "translation_unit",
-    }
-)
+_SEQUENCES = STATEMENT_BLOCKS | {"translation_unit"}
 # A statement's branch or body ends: control goes on after the statement that holds it.
 _HOLDERS = frozenset(
     {

@@ -57,6 +57,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from kernlint.cpp.parser import STATEMENT_BLOCKS
 from kernlint.cpp.writes import DECLARATOR_PARENTS, READ, WRITE, Analyzer
 from kernlint.model import Rule
 
@@ -113,17 +114,7 @@ _UNEVALUATED = frozenset(
     {"sizeof_expression", "alignof_expression", "decltype", "static_assert_declaration"}
 )
 _STOP = frozenset({"lambda_expression", "function_definition"})
-_BLOCKS = frozenset(
-    {
-        "compound_statement",
-        "case_statement",
-        "preproc_if",
-        "preproc_ifdef",
-        "preproc_else",
-        "preproc_elif",
-        "preproc_elifdef",
-    }
-)
+_BLOCKS = STATEMENT_BLOCKS
 _PREPROC_ALTERNATIVES = frozenset({"preproc_else", "preproc_elif", "preproc_elifdef"})
 
 

@@ -16,3 +16,12 @@ def run(*args, cwd=None, input=None, timeout=120):
         input=input,
         timeout=timeout,
     )
+
+
+def check(capsys, *args):
+    """`kernlint check --no-cache ARGS` in this process: (exit status, stdout, stderr)."""
+    from kernlint.cli import main
+
+    rc = main(["check", "--no-cache", *args])
+    out, err = capsys.readouterr()
+    return rc, out, err

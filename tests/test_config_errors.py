@@ -10,9 +10,8 @@ import os
 import random
 
 import pytest
-from cli_support import run
+from cli_support import check, run
 
-from kernlint.cli import main
 from kernlint.config import KNOWN_KEYS
 
 # CU002 (code outside the sglang namespace) on line 1, CU001 (non-ASCII) on line 2.
@@ -27,13 +26,6 @@ def tree(tmp_path, monkeypatch):
     (d / "a.cuh").write_text(SOURCE, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def check(capsys, *args):
-    """`kernlint check ARGS --no-cache` in this process: (exit status, stdout, stderr)."""
-    rc = main(["check", "--no-cache", *args])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def error_line(rc, err) -> str:

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 import pytest
-from cli_support import run
+from cli_support import check, run
 
 from kernlint.cli import main
 from kernlint.registry import entry_points, load_registry
@@ -137,13 +137,6 @@ def make_project(root, rules=None, config=None, files=None):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return root
-
-
-def check(capsys, *args):
-    """`kernlint check --no-cache ARGS` in this process: (status, stdout, stderr)."""
-    rc = main(["check", "--no-cache", *args])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def findings(out) -> list[tuple[str, int, str]]:

@@ -235,6 +235,20 @@ def import_records(pf: PackageFile, top_name: bytes) -> list[Record]:
     return out
 
 
+def _piece(path: str, data: bytes, top: str, top_name: bytes) -> tuple:
+    """What the index keeps of one package file: (module, is a package `__init__`, its import
+    records as (offset, indented, targets, names), its environment defaults, whether it names
+    aiter). A pure function of the bytes: a worker computes it from the bytes it linted."""
+    from .engine import contains
+
+    module, is_pkg = module_of(path, top)
+    pf = PackageFile(path, module, is_pkg, data)
+    raw = [(r.offset, r.indented, r.targets, r.names) for r in import_records(pf, top_name)]
+    env = env_defaults_in(data) if contains(data, b"EnvBool(") else None
+    names = bool(contains(data, b"aiter") and AITER_WORD.search(data))
+    return module, is_pkg, raw, env, names
+
+
 def env_defaults_in(data: bytes) -> dict:
     """`NAME = EnvBool(default)` (any `Env*` field) in class bodies: name -> default value,
     or CANNOT where the default is an expression."""
@@ -263,42 +277,44 @@ def env_defaults_in(data: bytes) -> dict:
 class Package:
     """The import index of one top-level package."""
 
-    def __init__(self, top: str, note=None, gates=None) -> None:
+    def __init__(self, top: str, note=None, gates=None, pieces=None) -> None:
         """`note`: paths of the run whose naming aiter is to be recorded as they are read
         (`_AITER_FILES`). `gates`: the configured aiter gates import sites are judged by
-        (`Guards.use_gates`); None: SGLang's."""
+        (`Guards.use_gates`); None: SGLang's. `pieces`: path -> `piece_of` the file, as the
+        pool's workers computed them from the bytes they linted (those files are not read
+        again; the others of the package are read here)."""
         self.top = top
         self.gates = gates
         self.name = os.path.basename(top)
         self.files: dict[str, PackageFile] = {}
         self.by_module: dict[str, PackageFile] = {}
         self.env: dict = {}
-        from .engine import contains, use_memmem
+        from .engine import use_memmem
 
         use_memmem()
         records: list[Record] = []
         top_name = self.name.encode()
         for path in _walk(top):
-            try:
-                if os.path.getsize(path) > MAX_FILE:
+            found = pieces.get(path) if pieces is not None else None
+            if found is None:
+                try:
+                    if os.path.getsize(path) > MAX_FILE:
+                        continue
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                except OSError:
                     continue
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            if note is not None and path in note:
-                if contains(data, b"aiter") and AITER_WORD.search(data):
-                    _AITER_FILES.add(path)
-            module, is_pkg = module_of(path, top)
-            pf = PackageFile(path, module, is_pkg, data)
+                found = _piece(path, data, top, top_name)
+            module, is_pkg, raw, env, names = found
+            if note is not None and names and path in note:
+                _AITER_FILES.add(path)
+            pf = PackageFile(path, module, is_pkg, None)
             self.files[path] = pf
             self.by_module[module] = pf
-            pf.records = import_records(pf, top_name)
+            pf.records = [Record(pf, *r) for r in raw]
             records += pf.records
-            pf.release()
-            if contains(data, b"EnvBool("):
-                for k, v in env_defaults_in(data).items():
-                    self.env[k] = v
+            if env:
+                self.env.update(env)
         keyed = sorted(((t, i) for i, r in enumerate(records) for t in r.targets))
         self._keys = [k for k, _ in keyed]
         self._recs = [records[i] for _, i in keyed]
@@ -505,9 +521,11 @@ _AITER_FILES: set[str] = set()  # the run's Python files that name aiter (cache 
 _FINGERPRINT: list = []  # [the fingerprint], once computed
 _COMPLETE: set[str] = set()  # the packages whose files' stats are in _STATS
 _STATS: dict[str, list] = {}  # package -> (path, size, mtime_ns) of its files (cache keys)
+_GATHER: dict[str, dict] = {}  # while a pool gathers the index: {"by_top": top -> run files}
 
 
 def reset() -> None:
+    _GATHER.clear()
     _PACKAGES.clear()
     _GATED.clear()
     _RUN_TOPS.clear()
@@ -551,6 +569,8 @@ def package_for(abspath: str, gates: frozenset[str] | None = None) -> Package | 
     if gates is not None:
         pkg = _GATED.get((top, gates))
         if pkg is None:
+            if _GATHER:
+                _pending()
             pkg = _GATED[(top, gates)] = Package(top, gates=gates)
         return pkg
     return _package(top)
@@ -559,6 +579,8 @@ def package_for(abspath: str, gates: frozenset[str] | None = None) -> Package | 
 def _package(top: str) -> Package:
     pkg = _PACKAGES.get(top)
     if pkg is None:
+        if _GATHER:
+            _pending()
         # (a package read whole for its fingerprint is indexed from those bytes, no file
         # read again: the index is of the contents the fingerprint names)
         pkg = _PACKAGES[top] = Package(top)
@@ -708,6 +730,73 @@ def collect(paths, keys: bool = False, cache=None, stats=None) -> None:
         if _AITER_FILES:
             for top in _RUN_TOPS:
                 _complete(top)
+
+
+def _pending():
+    from .engine import ProjectFactsPending
+
+    raise ProjectFactsPending("the aiter import index is being gathered")
+
+
+def gather_start(paths) -> bool:
+    """A large run without a cache, in a pool: instead of reading every package first (as
+    `collect` does), the workers compute each package file's part of the index (`piece_for`)
+    from the bytes they lint, and `gather_finish` builds the index from those parts. Until
+    then a question that needs an index raises `ProjectFactsPending`: the file asking is
+    linted again once the index is built. False (nothing set) for a run `collect` serves."""
+    if len(paths) < EAGER_FILES:
+        return False
+    reset()
+    by_top: dict[str, list[str]] = {}
+    for path in paths:
+        path = os.path.abspath(path)
+        top = top_package(os.path.dirname(path))
+        if top is not None:
+            by_top.setdefault(top, []).append(path)
+    _RUN_TOPS.extend(sorted(by_top))
+    _GATHER["by_top"] = by_top
+    return True
+
+
+def piece_for(path: str, data: bytes) -> tuple | None:
+    """While gathering (in a worker): the index's part of the Python file `path` read as
+    `data`, or None (not in a package of the run, or too large for the index)."""
+    if not _GATHER or len(data) > MAX_FILE:
+        return None
+    top = top_package(os.path.dirname(path))
+    if top is None or top not in _GATHER["by_top"]:
+        return None
+    return _piece(path, data, top, os.path.basename(top).encode())
+
+
+def gather_finish(pieces: dict) -> None:
+    """Build the index from the workers' `pieces` (path -> piece): each package of the run
+    that a checked file naming aiter is in, its other files read here. The same index, and
+    the same files noted as naming aiter, as `collect` builds reading every file itself."""
+    from .engine import contains
+
+    by_top = _GATHER.pop("by_top", {})
+    for top in _RUN_TOPS:
+        run_files = by_top[top]
+        kept = False
+        for path in run_files:
+            found = pieces.get(path)
+            if found is not None:
+                names = found[4]
+            else:  # (not linted: too large, unreadable, binary: read as `collect` reads it)
+                try:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                names = bool(contains(data, b"aiter") and AITER_WORD.search(data))
+                if len(data) <= MAX_FILE:
+                    pieces[path] = _piece(path, data, top, os.path.basename(top).encode())
+            if names:
+                _AITER_FILES.add(path)
+                kept = True
+        if kept:
+            _PACKAGES[top] = Package(top, pieces=pieces)
 
 
 def _complete(top: str) -> None:

@@ -275,9 +275,19 @@ def _has_directive(data: bytes) -> bool:
 def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=None) -> list[Rule]:
     data = source.data
     usable, always, words, untriggerable, filtered, _ = _plan(rules, source.language, is_jit)
+    path = source.abspath or source.path
+    # Each path filter and each prefilter pattern is asked once per file (several rules share
+    # one: the registration rules search one pattern over 1,600 of SGLang's files).
+    passed: dict = {}
     if filtered:
-        path = source.abspath or source.path
-        extra = {t for r in filtered if r.path_filter(path) for t in r.triggers}
+        extra = set()
+        for r in filtered:
+            check = r.path_filter
+            ok = passed.get(check)
+            if ok is None:
+                ok = passed[check] = bool(check(path))
+            if ok:
+                extra.update(r.triggers)
         if extra:
             words = words | extra
     # Each trigger word is searched once (substring search at memchr speed, several times
@@ -289,10 +299,21 @@ def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=No
     for rule in candidates:
         if rule.triggers and present.isdisjoint(rule.triggers) and rule.code not in forced:
             continue
-        if rule.path_filter is not None and not rule.path_filter(source.abspath or source.path):
-            continue
-        if rule.prefilter is not None and rule.prefilter.search(data) is None:
-            continue
+        check = rule.path_filter
+        if check is not None:
+            ok = passed.get(check)
+            if ok is None:
+                ok = passed[check] = bool(check(path))
+            if not ok:
+                continue
+        if rule.prefilter is not None:
+            # (rules sharing a pattern share its search: equal bound methods of one pattern)
+            search = rule.prefilter.search
+            hit = passed.get(search)
+            if hit is None:
+                hit = passed[search] = search(data) is not None
+            if not hit:
+                continue
         out.append(rule)
     return out
 
@@ -403,7 +424,7 @@ def lint_source(
 
     try:
         _run_rules(ctx, rules, registry, enabled_codes, result)
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError, ProjectFactsPending):
         raise
     except Exception as exc:
         raise RuleCrash(ctx.rule.code if ctx.rule is not None else "?") from exc
@@ -626,8 +647,21 @@ def lint_file(
     source, warning = read_source(path, display, language, limit)
     if source is None:
         return FileResult(display, warnings=[warning], abspath=path, language=language)
+    return lint_read(source, settings, is_jit, registry, enabled)
+
+
+class ProjectFactsPending(Exception):
+    """A rule asked for a cross-file fact that a pool is still gathering: the file is linted
+    again once the fact is known (never raised outside such a pool)."""
+
+
+def lint_read(source: SourceFile, settings, is_jit: bool, registry, enabled=None) -> FileResult:
+    """`lint_source` of a file `read_source` read, a crash turned into a warning naming it."""
+    display, path, language = source.path, source.abspath, source.language
     try:
         return lint_source(source, settings, is_jit, registry, enabled)
+    except ProjectFactsPending:
+        raise
     except (RecursionError, MemoryError):
         return FileResult(
             display,

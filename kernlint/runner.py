@@ -66,14 +66,30 @@ def _lint_one(cand, resolver, registry, keep_source, want_digest=True):
 def _lint_chunk(job):
     chunk, want_digest, want_targets = job
     resolver, registry = _POOL_STATE["resolver"], _POOL_STATE["registry"]
-    done, found = [], set()
+    gather = _POOL_STATE.get("gather", False)
+    done, found, pieces, later = [], set(), {}, []
     for i, cand in chunk:
-        res, digest = _lint_one(cand, resolver, registry, True, want_digest)
-        if want_targets and res.source is not None:
-            # The file was read once, for the lint: its FFI wrapper targets come with it.
-            from .project import targets_in_snippets
+        if not (want_targets or gather):
+            res, digest = _lint_one(cand, resolver, registry, True, want_digest)
+        else:
+            # The file is read once, for the lint: its FFI wrapper targets and its part of the
+            # aiter import index come with it.
+            res, digest, source = _lint_gathering(cand, resolver, registry, want_digest)
+            if source is not None:
+                if want_targets:
+                    from .project import targets_in_snippets
 
-            found |= targets_in_snippets(res.source.data)
+                    found |= targets_in_snippets(source.data)
+                if gather:
+                    from .aiter_graph import piece_for
+
+                    path = os.path.abspath(cand.abspath)
+                    piece = piece_for(path, source.data)
+                    if piece is not None:
+                        pieces[path] = piece
+            if res is None:  # (it needs the whole index: linted once the index is built)
+                later.append((i, cand))
+                continue
         if not any(d.fix is not None for d in res.diagnostics):
             res.source = None  # (kept for a fix: computed on exactly these bytes)
         if digest is not None or res.diagnostics or res.warnings or res.notes:
@@ -81,7 +97,34 @@ def _lint_chunk(job):
         elif res.unparsed is not None or res.generated:  # (`--statistics` counts them)
             done.append((i, res, digest))
         # else: nothing to send back (most files); the parent fills in an empty result
-    return done, found
+    return done, found, pieces, later
+
+
+def _lint_gathering(cand, resolver, registry, want_digest):
+    """(result, digest, source) of a file (source None: not read); result None where a rule
+    asked for a cross-file fact the pool is still gathering."""
+    from .engine import DEFAULT_MAX_FILE_SIZE, ProjectFactsPending, lint_read, read_source
+
+    settings = resolver.for_file(cand.abspath)
+    rules = settings.rules_for(cand.abspath)
+    is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
+    limit = getattr(settings, "max_file_size", DEFAULT_MAX_FILE_SIZE)
+    source, warning = read_source(cand.abspath, cand.display, cand.language, limit)
+    if source is None:
+        res = FileResult(
+            cand.display, warnings=[warning], abspath=cand.abspath, language=cand.language
+        )
+        return res, None, None
+    try:
+        res = lint_read(source, settings, is_jit, registry, rules)
+    except ProjectFactsPending:
+        return None, None, source
+    digest = None
+    if want_digest and res.source is not None:
+        from .cache import content_hash
+
+        digest = content_hash(res.source.data)
+    return res, digest, source
 
 
 def _preload_cpp() -> None:
@@ -113,19 +156,23 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     # gathered by the workers while they lint those files (each file read once), and handed to
     # the C++ files after; with a cache they are needed first, for the C++ files' cache keys.
     # A few Python files are read here first instead: cheaper than a second pool phase.
-    deferred = (
+    # Likewise the aiter import index: the workers compute each file's part of it from the
+    # bytes they lint; the files whose rules need the whole index are linted after it is built.
+    in_pool = (
         parallel
         and cache is None
         and sum(c.language == "python" for c in candidates) >= DEFER_WRAPPER_SCAN
-        and _wants_wrappers(candidates, resolver)
     )
+    deferred = in_pool and _wants_wrappers(candidates, resolver)
     results = [None] * len(candidates)
     keys = [None] * len(candidates)
     stats = [None] * len(candidates)
     unparsed = recording_unparsed()
     if cache is not None:
         stats = [_stat(c.abspath) for c in candidates]  # once: the project facts use them too
-    _collect_project_facts(candidates, resolver, cache, wrappers=not deferred, stats=stats)
+    gather = _collect_project_facts(
+        candidates, resolver, cache, wrappers=not deferred, stats=stats, aiter_in_pool=in_pool
+    )
     pending = []
     key_memo: dict[tuple, tuple] = {}
     for i, cand in enumerate(candidates):
@@ -158,28 +205,47 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
         from .forkpool import imap_unordered
 
         use_memmem()  # (before the fork: the workers inherit it)
-        _POOL_STATE.update(resolver=resolver, registry=registry)
+        _POOL_STATE.update(resolver=resolver, registry=registry, gather=gather)
         done = []
+        pieces: dict = {}
+        later: list = []
 
         def lint_all(items, want_targets=False, meanwhile=None) -> set[str]:
             # (forked after the wrapper targets are set: the workers inherit them)
             found: set[str] = set()
             work = _chunks(items, jobs, want_digest, want_targets)
-            for part, got in imap_unordered(_lint_chunk, work, jobs, meanwhile):
+            for part, got, got_pieces, got_later in imap_unordered(
+                _lint_chunk, work, jobs, meanwhile
+            ):
                 done.extend(part)
                 found |= got
+                pieces.update(got_pieces)
+                later.extend(got_later)
             return found
 
         try:
-            if deferred:
+            if deferred or gather:
                 from .project import set_wrapper_targets
 
                 # While the Python files are linted, the parent loads the C++ parser once for
                 # the C++ phase's workers to inherit (instead of each loading it).
                 python = [p for p in pending if p[1].language == "python"]
-                targets = lint_all(python, True, _preload_cpp)
-                set_wrapper_targets(targets)
-                lint_all([p for p in pending if p[1].language != "python"])
+                others = [p for p in pending if p[1].language != "python"]
+                targets = lint_all(python, deferred, _preload_cpp if others else None)
+                if deferred:
+                    set_wrapper_targets(targets)
+                if gather:
+                    from .aiter_graph import gather_finish
+
+                    gather_finish(pieces)
+                    _POOL_STATE["gather"] = False
+                rest = sorted(others + later)
+                if len(rest) >= PARALLEL_THRESHOLD:
+                    lint_all(rest)
+                else:
+                    done.extend(
+                        (i, *_lint_one(c, resolver, registry, True, want_digest)) for i, c in rest
+                    )
             else:
                 if any(p[1].language == "cpp" for p in pending):
                     _preload_cpp()
@@ -256,10 +322,12 @@ def _wants_wrappers(candidates, resolver) -> bool:
     return _rule_facts(settings.rules_for(first_cpp.abspath), "cpp")[3]
 
 
-def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None:
+def _collect_project_facts(candidates, resolver, cache, wrappers, stats, aiter_in_pool=False):
     """Cross-file facts (FFI wrapper targets named in Python), gathered once per run
     (`wrappers=False`: the pool gathers the targets while linting the Python files).
-    `stats`: the candidates' `os.stat` results (read when there is a cache)."""
+    `stats`: the candidates' `os.stat` results (read when there is a cache). `aiter_in_pool`:
+    the pool may gather the aiter import index as it lints (`aiter_graph.gather_start`);
+    returns whether it is to."""
     from .project import collect, collect_aiter_import_time, set_aiter_findings, set_wrapper_targets
 
     python = [k for k, c in enumerate(candidates) if c.language == "python"]
@@ -279,12 +347,18 @@ def _collect_project_facts(candidates, resolver, cache, wrappers, stats) -> None
     from .aiter_graph import collect as collect_aiter_reachability
 
     reachable = [k for k in python if _reachable_policy(candidates[k], resolver)]
+    if aiter_in_pool:
+        from .aiter_graph import gather_start
+
+        if gather_start([candidates[k].abspath for k in reachable]):
+            return True
     collect_aiter_reachability(
         [candidates[k].abspath for k in reachable],
         keys=cache is not None,
         cache=cache,
         stats=[stats[k] for k in reachable] if cache is not None else None,
     )
+    return False
 
 
 def project_facts_state() -> tuple:

@@ -239,6 +239,58 @@ def test_indexing_up_front_or_on_demand_gives_the_same_findings(
     assert got == [("pkg/helper.py", 3), ("pkg/model.py", 1), ("pkg/quant.py", 3)]
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks its workers")
+def test_a_pool_gathers_the_index_from_the_files_it_lints(tmp_path, monkeypatch):
+    """A large run without a cache, in a pool: the workers compute each file's part of the
+    index from the bytes they lint (no package file is read twice), the files that need the
+    whole index are linted again once it is built, and the findings are those of one process
+    reading every package first. A package file the run does not check is read for it."""
+    import kernlint.forkpool as forkpool
+    import kernlint.runner as runner
+
+    _write(tmp_path, PACKAGE)
+    _write(tmp_path, {"pkg/unchecked.py": "from pkg import model\n"})
+    (tmp_path / "kernlint.toml").write_text('exclude = ["pkg/unchecked.py"]\n')
+
+    def findings():
+        res = runner.lint_paths([str(tmp_path / "pkg")], select=["PY001"], warn=print)
+        return sorted(
+            (os.path.relpath(r.path, tmp_path), d.line, d.message)
+            for r in res
+            for d in r.diagnostics
+        )
+
+    expected = findings()  # (one process)
+    assert [f[:2] for f in expected] == [
+        ("pkg/helper.py", 3),
+        ("pkg/model.py", 1),
+        ("pkg/quant.py", 3),
+    ]
+    assert "pkg.unchecked" in expected[1][2]  # (the unchecked file imports `model`)
+    monkeypatch.setattr(runner, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(runner, "DEFER_WRAPPER_SCAN", 1)
+    monkeypatch.setattr(runner, "_jobs", lambda: 2)
+    monkeypatch.setattr(aiter_graph, "EAGER_FILES", 1)
+    pieces, later = [], []
+    real_finish, real_imap = aiter_graph.gather_finish, forkpool.imap_unordered
+
+    def finish(got):
+        pieces.append(set(got))
+        real_finish(got)
+
+    def imap(fn, items, jobs, meanwhile=None):
+        for out in real_imap(fn, items, jobs, meanwhile):
+            later.extend(os.path.relpath(c.abspath, tmp_path) for _, c in out[3])
+            yield out
+
+    monkeypatch.setattr(aiter_graph, "gather_finish", finish)
+    monkeypatch.setattr(forkpool, "imap_unordered", imap)
+    assert findings() == expected
+    checked = {str(tmp_path / rel) for rel in PACKAGE if rel.endswith(".py")}
+    assert len(pieces) == 1 and pieces[0] == checked  # (the unchecked file: read by the parent)
+    assert "pkg/quant.py" in later and "pkg/layers.py" not in later
+
+
 def test_a_warm_run_reads_no_unchanged_file_for_aiter_names(tmp_path, monkeypatch):
     """Whether a file names aiter (what its cache key depends on) is kept in the cache by
     size and modification time: a warm run scans no unchanged file, a changed one is read."""

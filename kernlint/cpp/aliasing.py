@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 
-from .parser import Seeker, identifier_nodes, nodes_of_types
+from .parser import Seeker, identifier_nodes, keyword_nodes
 from .writes import COMPARISON_OPS, STATEMENT_PARENTS
 
 # Builtin and fixed-width names a scalar parameter is spelled with (no pointer inside).
@@ -259,8 +259,12 @@ class Aliasing:
         file (a name defined twice, e.g. in preprocessor variants: the union of the members)."""
         if self._structs is None:
             out: dict[str, list] = {}
-            root = self.ctx.facts.root
-            for node in nodes_of_types(root, ("struct_specifier", "class_specifier")):
+            facts = self.ctx.facts
+            root, text, seeker = facts.root, facts.normalized.data, facts.seeker
+            found = keyword_nodes(root, text, "struct", "struct_specifier", seeker)
+            found += keyword_nodes(root, text, "class", "class_specifier", seeker)
+            found.sort(key=lambda n: (n.start_byte, -n.end_byte))  # (document order)
+            for node in found:
                 name = node.child_by_field_name("name")
                 body = node.child_by_field_name("body")
                 if name is None or body is None:

@@ -324,10 +324,12 @@ class CppFacts:
 
         return Seeker(self.root)
 
-    def parent(self, node):
-        """`node.parent` (known at once for a node the file's lookups passed: in a tree nested
-        thousands deep, `node.parent` itself goes down from the root each time)."""
-        return self.seeker.parent(node)
+    @cached_property
+    def parent(self):
+        """`parent(node)`: `node.parent` (known at once for a node the file's lookups passed: in
+        a tree nested thousands deep, `node.parent` itself goes down from the root each time).
+        The seeker's own method: the rules call it tens of thousands of times."""
+        return self.seeker.parent
 
     def enclosing_function(self, node):
         """The innermost function_definition that contains `node` (what walking up its parents

@@ -1,0 +1,104 @@
+"""Node lookups that stand in for a walk of the tree (kernlint.cpp.parser.keyword_nodes) find
+exactly what the walk finds, in the same order."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+from kernlint.cpp.normalize import normalize
+from kernlint.cpp.parser import Seeker, keyword_nodes, nodes_of_types, parse
+
+KEYWORDS = (
+    ("struct", "struct_specifier"),
+    ("class", "class_specifier"),
+    ("union", "union_specifier"),
+    ("for", "for_range_loop"),
+)
+
+SNIPPETS = {
+    "nested": b"""
+struct Outer {
+  struct Inner { int* p; } inner;
+  class Hidden { float f; };
+  union U { int i; float f; } u;
+};
+typedef struct { int x; } Anon;
+template <class T, typename U> struct Box { T value; };
+enum class Color { kRed };
+struct struct_info { int format_for; };
+class classy_for;
+""",
+    "in_functions": b"""
+__global__ void k(float* out, const float* in) {
+  struct Local { int a; };
+  for (auto x : {1, 2, 3}) {
+    for (const auto& y : items) { out[x] = in[y]; }
+  }
+  for (int i = 0; i < 4; ++i) { out[i] = 0; }
+  auto f = [](int forward) { struct L2 { int b; }; return forward; };
+}
+void host(int format) { for (auto t : {a, b}) { (void)t; } }
+""",
+    "errors": b"""
+struct Broken { int a
+void f() { for (auto x : xs { } }
+class C { public: int b; ;
+Foo { int x; };
+""",
+    "comments_and_strings": b"""
+// struct InComment { int a; };
+const char* s = "class InString { };";
+/* for (auto x : y) */
+struct Real { int a; };
+""",
+}
+
+
+def _check(data: bytes) -> None:
+    text = normalize(data).data
+    root = parse(text).root_node
+    seeker = Seeker(root)
+    for keyword, node_type in KEYWORDS:
+        walked = nodes_of_types(root, (node_type,))
+        found = keyword_nodes(root, text, keyword, node_type, seeker)
+        assert [n.id for n in found] == [n.id for n in walked], (keyword, node_type)
+        # (a subtree: its own nodes only, with the file's seeker or one of its own)
+        for func in nodes_of_types(root, ("function_definition",)):
+            body = func.child_by_field_name("body")
+            if body is None:
+                continue
+            want = [n.id for n in nodes_of_types(body, (node_type,))]
+            assert [n.id for n in keyword_nodes(body, text, keyword, node_type, seeker)] == want
+            assert [n.id for n in keyword_nodes(body, text, keyword, node_type)] == want
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_keyword_nodes_are_the_walked_nodes(name):
+    _check(SNIPPETS[name])
+
+
+def test_keyword_nodes_find_something():
+    """(The snippets hold the nodes the comparison is about.)"""
+    text = normalize(SNIPPETS["nested"]).data
+    root = parse(text).root_node
+    assert not root.has_error
+    assert len(keyword_nodes(root, text, "struct", "struct_specifier")) == 5
+    assert len(keyword_nodes(root, text, "class", "class_specifier")) == 2
+    text = normalize(SNIPPETS["in_functions"]).data
+    root = parse(text).root_node
+    assert len(keyword_nodes(root, text, "for", "for_range_loop")) == 3
+
+
+def test_keyword_nodes_on_the_repository_sources():
+    """The C++/CUDA files of the test data and the examples, whichever there are."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(here)
+    paths = []
+    for pattern in ("tests/**/*.cu", "tests/**/*.cuh", "tests/**/*.cpp", "tests/**/*.h"):
+        paths += glob.glob(os.path.join(top, pattern), recursive=True)
+    for path in sorted(paths)[:200]:
+        with open(path, "rb") as f:
+            _check(f.read())

@@ -33,6 +33,38 @@ def lf_view(data: bytes) -> bytes:
     return _LONE_CR.sub(b"\n", data) if has_lone_cr(data) else data
 
 
+class LineSearch:
+    """Lines of a Python file around given offsets, found by searching for the line breaks
+    near each offset instead of listing every line start (most of a test file is never
+    looked at): the lines Python counts (a lone `\\r` ends one too, as in `lf_view`)."""
+
+    __slots__ = ("view", "_at", "_line")
+
+    def __init__(self, data: bytes) -> None:
+        self.view = lf_view(data)
+        self._at = 0  # an offset whose 0-based line is `_line` (lines are counted from it)
+        self._line = 0
+
+    def begin(self, at: int) -> int:
+        """The offset of the start of the line holding offset `at`."""
+        return self.view.rfind(b"\n", 0, at) + 1
+
+    def end(self, begin: int) -> int:
+        """The offset just after the line break ending the line that starts at `begin` (the
+        end of the file for its last line)."""
+        i = self.view.find(b"\n", begin)
+        return len(self.view) if i < 0 else i + 1
+
+    def number(self, at: int) -> int:
+        """The 0-based line of offset `at` (counted from the last offset asked about)."""
+        if at >= self._at:
+            self._line += self.view.count(b"\n", self._at, at)
+        else:
+            self._line -= self.view.count(b"\n", at, self._at)
+        self._at = at
+        return self._line
+
+
 def parse(data: bytes, path: str = "<unknown>"):
     """`ast.parse`, with warnings silenced and without the cyclic garbage collector: an AST
     has no reference cycles, and the collector would otherwise traverse the new nodes again

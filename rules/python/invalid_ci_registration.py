@@ -66,6 +66,7 @@ from .non_literal_ci_registration import (
     _span,
     _wanted_lines,
     ci_names,
+    renames,
     when_ci_configured,
 )
 
@@ -123,7 +124,7 @@ def check(ctx) -> None:
     if ci is not DEFAULT and not ci.named_in(ctx.data):
         return  # (run on every file of a config naming other functions: none named here)
     collected = ci.collected
-    renamed = ci.alias.search(ctx.data) or ci.renamed.search(ctx.data)
+    renamed = renames(ctx)
     calls = None if renamed else _module_level_calls(ctx)
     if calls is not None:
         for value, offset in calls:

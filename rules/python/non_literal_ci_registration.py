@@ -44,6 +44,7 @@ import re
 
 from kernlint.ci_layout import CI_FUNCTIONS, REGISTER_FUNCTIONS, registration_functions
 from kernlint.model import Rule
+from kernlint.python import LineSearch
 from kernlint.python.conventions import NamePattern, configured_names, when_configured
 from kernlint.python.facts import ast_offset, node_span, qualified
 
@@ -71,12 +72,38 @@ def _wanted_lines(data: bytes):
     keeps them, the blocks around them and the module-level statements (the other imports).
     The whole file when an import renames one (`as NAME`: its calls do not say its name).
     The same for the functions configured in this process (`ci-registration-functions`)."""
-    if _ALIAS.search(data):
+    if _searched(_ALIAS, data):
         return None
     configured = configured_names(CI_FUNCTIONS)
-    if configured and _names(configured).alias.search(data):
+    if configured and _searched(_names(configured).alias, data):
         return None
     return CI_LINES
+
+
+# The bytes of the last file `_searched` looked at (compared by identity: never stale) and
+# the patterns' answers there. The engine asks each CI rule for its lines with the bytes
+# alone, then the rules' checks ask again: each pattern scans a file once.
+_LAST_SEARCHED: tuple = (None, {})
+
+
+def _searched(pattern, data: bytes) -> bool:
+    """Does `pattern` occur in `data`?"""
+    global _LAST_SEARCHED
+    last, found = _LAST_SEARCHED
+    if last is not data:
+        found = {}
+        _LAST_SEARCHED = (data, found)
+    answer = found.get(pattern)
+    if answer is None:
+        answer = found[pattern] = pattern.search(data) is not None
+    return answer
+
+
+def renames(ctx) -> bool:
+    """Does an import rename a registration function (`as NAME`) or bind another name as one
+    (`as register_cuda_ci`)? Then the imported names decide which calls register."""
+    ci = ci_names(ctx.settings)
+    return _searched(ci.alias, ctx.data) or _searched(ci.renamed, ctx.data)
 
 
 RULE = Rule(
@@ -105,7 +132,8 @@ def check(ctx) -> None:
     if ci is not DEFAULT and not ci.named_in(ctx.data):
         return  # (run on every file of a config naming other functions: none named here)
     match = ci.is_name
-    if ci.alias.search(ctx.data) or ci.renamed.search(ctx.data):
+    renamed = renames(ctx)
+    if renamed:
         calls = None  # (the imported names decide which calls register)
     else:
         calls = _module_level_calls(ctx)
@@ -122,7 +150,7 @@ def check(ctx) -> None:
     # The imported names matter only where an import renames a registration function or
     # binds another name as one; elsewhere a call's own text names its function (the import
     # statements are not looked at).
-    names = facts.names if ci.alias.search(ctx.data) or ci.renamed.search(ctx.data) else {}
+    names = facts.names if renamed else {}
     aliases = [n for n, o in names.items() if match(o.split(".")[-1]) and not match(n)]
     if aliases:
         pattern = re.compile(
@@ -225,16 +253,16 @@ def _find_module_level_calls(ctx):
     where a mention is anywhere else (indented, in a comment or a string, after other code)
     or a statement does not parse alone: the file is parsed then."""
     data = ctx.data
-    starts = ctx.source.line_starts
-    line_index = ctx.source.line_index
     ci = ci_names(ctx.settings)
+    matches = list(ci.line.finditer(data))
+    if not matches:
+        return []
+    lines = LineSearch(data)  # (the lines around the mentions only: no list of every line)
     inside_strings = None
     calls = []
-    matches = list(ci.line.finditer(data))
     for m in matches:
         at = m.start()
-        line = line_index(at)  # (0-based)
-        begin = starts[line]
+        begin = lines.begin(at)
         if at != begin:
             if at > begin and _IMPORT_LINE.match(data, begin) and b"(" not in data[begin:at]:
                 if b"#" not in data[begin:at] and not _quoted(data, begin, at):
@@ -243,20 +271,20 @@ def _find_module_level_calls(ctx):
         if not ci.call_start.match(data, at):
             return None
         if inside_strings is None:
-            from kernlint.python.skeleton import _string_line_ranges
+            from kernlint.python.skeleton import string_spans
 
             # (only a string opened before the last mention can hold one: the rest of the
             # file, most of a test file, is not scanned)
-            inside_strings = _string_line_ranges(data[: matches[-1].end()], starts)
-        if any(first <= line <= last for first, last in inside_strings):
+            inside_strings = string_spans(data[: matches[-1].end()], lines.begin)
+        if any(o < begin and (c is None or begin <= c) for o, c in inside_strings):
             return None
-        tree = _statement_at(data, starts, line)
+        tree = _statement_at(data, lines, begin)
         if tree is None:
             return None
         # (the statement's call, with the line offset of its snippet: a call in its arguments
         # names no registration function, or a mention off column 0 would have sent the file
         # to the parser)
-        calls.append((tree.body[0].value, line))
+        calls.append((tree.body[0].value, lines.number(begin)))
     return calls
 
 
@@ -264,17 +292,62 @@ def _quoted(data: bytes, begin: int, at: int) -> bool:
     return b"'" in data[begin:at] or b'"' in data[begin:at]
 
 
-def _statement_at(data: bytes, starts, line: int):
-    """The module of the shortest run of lines from `line` that parses alone as one statement
-    beginning with the registration call, or None."""
-    n = len(starts)
-    for k in range(1, _MAX_STATEMENT_LINES + 1):
-        if line + k > n:
+# A line's strings (with the letter before the quote: a prefix) and comments, where its
+# brackets are counted (`_depth_change`).
+_STRING_OR_COMMENT = re.compile(rb"(\w?)(?:\"[^\"\\\n]*\"|'[^'\\\n]*')|#[^\n]*")
+# What the count leaves to the parser: a triple quote, an encoding declaration (other bytes
+# for brackets); and, below, a prefixed string (an f-string holds code), a backslash or a
+# quote outside the strings and comments.
+_NOT_COUNTED = re.compile(rb"\"\"\"|'''|coding[:=]")
+# The most bytes a run of lines may have for an open bracket to rule it out unparsed (far
+# fewer than it takes to nest deeper than the parser goes, where it fails otherwise).
+_MAX_COUNTED = 512
+
+
+def _depth_change(line: bytes) -> int | None:
+    """The brackets a line opens minus those it closes, outside its strings and comments;
+    None where the line has something the count does not read (then the parser says)."""
+    if _NOT_COUNTED.search(line):
+        return None
+    pieces = []
+    pos = 0
+    for m in _STRING_OR_COMMENT.finditer(line):
+        if m.group(1):
             return None
-        end = starts[line + k] if line + k < n else len(data)
-        text = data[starts[line] : end]
+        pieces.append(line[pos : m.start()])
+        pos = m.end()
+    pieces.append(line[pos:])
+    code = b"".join(pieces)
+    if b"\\" in code or b'"' in code or b"'" in code:
+        return None
+    return (
+        code.count(b"(")
+        + code.count(b"[")
+        + code.count(b"{")
+        - code.count(b")")
+        - code.count(b"]")
+        - code.count(b"}")
+    )
+
+
+def _statement_at(data: bytes, lines, begin: int):
+    """The module of the shortest run of lines from the one starting at `begin` that parses
+    alone as one statement beginning with the registration call, or None. `lines`: a
+    LineSearch of `data`."""
+    size = len(data)
+    end = begin
+    depth = 0  # brackets left open by the lines so far; None: not known (see _depth_change)
+    for _ in range(_MAX_STATEMENT_LINES):
+        if end >= size:
+            return None  # (no line left to add)
+        start, end = end, lines.end(end)
+        if depth is not None:
+            change = _depth_change(data[start:end])
+            depth = None if change is None or end - begin > _MAX_COUNTED else depth + change
+            if depth is not None and depth > 0:
+                continue  # (a bracket still open: these lines cannot parse alone)
         try:
-            tree = ast.parse(text)
+            tree = ast.parse(data[begin:end])
         except (SyntaxError, ValueError):
             continue
         except (RecursionError, MemoryError):

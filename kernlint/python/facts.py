@@ -14,6 +14,7 @@ class PyFacts:
     def __init__(self, tree, source) -> None:
         self.tree = tree
         self.source = source
+        self._on_lines: dict = {}  # (pattern, types) -> nodes_on_lines
 
     @cached_property
     def names(self) -> dict[str, str]:
@@ -50,9 +51,17 @@ class PyFacts:
         expressions; nested blocks excluded). The file is searched after a newline, so a
         line-start pattern written `\n[ \t]*@` (several times faster to search than `^[ \t]*@`
         under re.M) also matches the first line. Finds a few nodes in a big file without
-        walking the whole tree."""
+        walking the whole tree. (Worked out once per pattern and types: several rules ask
+        for the same lines.)"""
         if self.tree is None:
             return []
+        key = (pattern, types)
+        found = self._on_lines.get(key)
+        if found is None:
+            found = self._on_lines[key] = self._nodes_on_lines(pattern, types)
+        return list(found)
+
+    def _nodes_on_lines(self, pattern, types) -> list:
         line_index = self.source.line_index
         # (offsets in the searched bytes are one more than in the file)
         padded = self._after_newline

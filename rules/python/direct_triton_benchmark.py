@@ -50,7 +50,6 @@ No automatic fix: `marker.do_bench` has its own signature and output.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import os
 
 from kernlint.model import Rule
@@ -77,7 +76,13 @@ TARGETS = frozenset(
 
 
 def is_bench_file(path: str) -> bool:
-    return fnmatch.fnmatch(os.path.basename(path.replace("\\", "/")), "bench_*.py")
+    """Is the file named `bench_*.py` (as `fnmatch` matches it: without case where the
+    platform's paths have none)? (A path filter: asked of every Python file, most of which
+    have no `bench_` in their path.)"""
+    if "bench_" not in path.lower():
+        return False
+    name = os.path.normcase(os.path.basename(path.replace("\\", "/")))
+    return name.startswith("bench_") and name.endswith(".py")
 
 
 def is_jit_benchmark(path: str, settings=None) -> bool:

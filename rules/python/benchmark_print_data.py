@@ -78,6 +78,8 @@ RULE = Rule(
     fix="unsafe",
     triggers=(b"print_data",),
     path_filter=lambda path: is_bench_file(path),
+    # (parsed only for a JIT benchmark: most `bench_*.py` files are outside the roots)
+    needs_tree=False,
 )
 
 _BINDERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -87,6 +89,8 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 def check(ctx) -> None:
     if not is_jit_benchmark(ctx.source.abspath or ctx.source.path, ctx.settings):
         return
+    if ctx.tree is None:
+        return  # unparsable: the engine warns about it
     facts = ctx.facts
     benchmarks = _marker_benchmarks(ctx.tree, facts)
     if not benchmarks:

@@ -64,6 +64,8 @@ RULE = Rule(
     triggers=(b"do_bench", b"perf_report"),
     # The file name is fixed; the folders (`jit-benchmark-roots`) are the config's.
     path_filter=lambda path: is_bench_file(path),
+    # (parsed only for a JIT benchmark: most `bench_*.py` files are outside the roots)
+    needs_tree=False,
 )
 
 TARGETS = frozenset(
@@ -73,6 +75,9 @@ TARGETS = frozenset(
         "triton.testing.perf_report",
     }
 )
+
+
+_LAST_WORDS = frozenset(t.rpartition(".")[2] for t in TARGETS)
 
 
 def is_bench_file(path: str) -> bool:
@@ -102,18 +107,28 @@ def is_jit_benchmark(path: str, settings=None) -> bool:
 def check(ctx) -> None:
     if not is_jit_benchmark(ctx.source.abspath or ctx.source.path, ctx.settings):
         return
+    if ctx.tree is None:
+        return  # unparsable: the engine warns about it
     facts = ctx.facts
+    names = facts.names
+    inner = set()  # the `value` of an attribute: judged as part of the whole dotted name
     for node in _walk(ctx.tree):
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(
-            getattr(node, "ctx", None), ast.Load
-        ):
-            parent = facts.parents.get(id(node))
-            if isinstance(parent, ast.Attribute):
-                continue  # judge the whole dotted name, not its prefix
-            origin = facts.qualified(node)
-            if origin in TARGETS:
-                ctx.report(
-                    *node_span(ctx, node),
-                    f"`{origin}` in a JIT benchmark: use the project's `marker` framework "
-                    "(`marker.do_bench`)",
-                )
+        if isinstance(node, ast.Attribute):
+            inner.add(id(node.value))
+            # (a dotted name's origin ends with its last attribute)
+            if node.attr not in _LAST_WORDS:
+                continue
+        elif isinstance(node, ast.Name):
+            if names.get(node.id, node.id) not in TARGETS:
+                continue
+        else:
+            continue
+        if not isinstance(node.ctx, ast.Load) or id(node) in inner:
+            continue
+        origin = facts.qualified(node)
+        if origin in TARGETS:
+            ctx.report(
+                *node_span(ctx, node),
+                f"`{origin}` in a JIT benchmark: use the project's `marker` framework "
+                "(`marker.do_bench`)",
+            )

@@ -70,6 +70,8 @@ RULE = Rule(
     triggers=(b"marker",),
     # The file name is fixed; the folders (`jit-benchmark-roots`) are the config's.
     path_filter=lambda path: is_bench_file(path),
+    # (parsed only for a JIT benchmark: most `bench_*.py` files are outside the roots)
+    needs_tree=False,
 )
 
 # The `marker` framework's modules (the current layout and 0.5.15's `jit_kernel/`).
@@ -97,6 +99,8 @@ def marker_kind(decorator, facts) -> str | None:
 def check(ctx) -> None:
     if not is_jit_benchmark(ctx.source.abspath or ctx.source.path, ctx.settings):
         return
+    if ctx.tree is None:
+        return  # unparsable: the engine warns about it
     facts = ctx.facts
     for node in _walk(ctx.tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

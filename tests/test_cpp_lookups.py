@@ -102,3 +102,39 @@ def test_keyword_nodes_on_the_repository_sources():
     for path in sorted(paths)[:200]:
         with open(path, "rb") as f:
             _check(f.read())
+
+
+def _above_by_hand(root, start, end, chain):
+    node = root.descendant_for_byte_range(start, end)
+    for node_type in chain:
+        if node is None or node.type != node_type:
+            return None
+        node = node.parent
+    return node
+
+
+@pytest.mark.parametrize("deep", [False, True])
+def test_seeker_above_is_the_chain_of_parents(deep):
+    """`Seeker.above` answers what `descendant_for_byte_range` and `parent` do, whether a
+    lookup goes through the tree or through the cursor (a deep tree: the cursor only)."""
+    if deep:
+        data = b"void f() {\n" + b"if (a) {\n" * 300 + b"x = 1;\n" + b"}\n" * 300 + b"}\n"
+    else:
+        data = SNIPPETS["nested"] + SNIPPETS["in_functions"]
+    text = normalize(data).data
+    root = parse(text).root_node
+    seeker = Seeker(root)
+    chains = (("{", "compound_statement"), ("struct",), ("{",), ("for",))
+    asked = 0
+    for i in range(len(text)):
+        for chain in chains:
+            size = len(chain[0])
+            if text.startswith(chain[0].encode(), i):
+                want = _above_by_hand(root, i, i + size, chain)
+                got = seeker.above(i, i + size, chain)
+                assert (got.id if got is not None else None) == (
+                    want.id if want is not None else None
+                ), (i, chain)
+                asked += 1
+    assert asked > 20
+    assert seeker._deep == deep

@@ -111,22 +111,19 @@ def _function_definitions(root, text: bytes, seeker=None) -> list:
     out = []
     find = text.find
     seeker = seeker or Seeker(root)
-    lookup, parent_of = seeker.smallest, seeker.parent
+    lookup, parent_of, above = seeker.smallest, seeker.parent, seeker.above
+    body = ("{", "compound_statement")
     i = find(b"{")
     while i >= 0:
-        node = lookup(i, i + 1)
-        if node is not None and node.type == "{":
-            block = parent_of(node)
-            if block is not None and block.type == "compound_statement":
-                owner = parent_of(block)
-                if owner is not None:
-                    kind = owner.type
-                    if kind == "function_definition":
-                        out.append(owner)
-                    elif kind == "try_statement":
-                        owner = parent_of(owner)
-                        if owner is not None and owner.type == "function_definition":
-                            out.append(owner)
+        owner = above(i, i + 1, body)  # (what holds the block the `{` opens)
+        if owner is not None:
+            kind = owner.type
+            if kind == "function_definition":
+                out.append(owner)
+            elif kind == "try_statement":
+                owner = parent_of(owner)
+                if owner is not None and owner.type == "function_definition":
+                    out.append(owner)
         i = find(b"{", i + 1)
     for word in (b"default", b"delete"):
         i = find(word)

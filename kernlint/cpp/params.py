@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..record import record
 
 RESTRICT_WORDS = frozenset({"__restrict__", "__restrict", "restrict"})
+_POINTER_QUALIFIERS = frozenset({"type_qualifier", "ms_pointer_modifier"})
 
 
 @record(frozen=True)
@@ -53,11 +54,11 @@ def parameters(func_node) -> list[Param]:
 
 def _param(node, index: int) -> Param:
     type_node = node.child_by_field_name("type")
-    own_const = any(
-        c.type == "type_qualifier" and c.text == b"const"
-        for c in node.children
-        if c is not type_node and c.type == "type_qualifier"
-    )
+    own_const = False
+    for c in node.children:
+        if c.type == "type_qualifier" and c is not type_node and c.text == b"const":
+            own_const = True
+            break
     declarator = node.child_by_field_name("declarator")
     depth = 0
     restrict = False
@@ -66,23 +67,24 @@ def _param(node, index: int) -> Param:
     d = declarator
     innermost_pointer = None
     while d is not None:
-        if d.type == "pointer_declarator":
+        t = d.type
+        if t == "pointer_declarator":
             depth += 1
             # `T** p`: p's own qualifiers sit on the pointer declarator next to the name.
             innermost_pointer = d
-            restrict = any(
-                c.type in ("type_qualifier", "ms_pointer_modifier")
-                and c.text.decode() in RESTRICT_WORDS
-                for c in d.children
-            )
-        elif d.type == "reference_declarator":
+            restrict = False
+            for c in d.children:
+                if c.type in _POINTER_QUALIFIERS and c.text.decode() in RESTRICT_WORDS:
+                    restrict = True
+                    break
+        elif t == "reference_declarator":
             is_reference = True
-        elif d.type == "array_declarator":
+        elif t == "array_declarator":
             is_array = True
-        elif d.type in ("function_declarator", "abstract_function_declarator"):
+        elif t in ("function_declarator", "abstract_function_declarator"):
             depth = -1  # function pointer: not a data pointer
             break
-        elif d.type in ("identifier", "field_identifier"):
+        elif t in ("identifier", "field_identifier"):
             break
         nxt = d.child_by_field_name("declarator")
         if nxt is None:

@@ -398,10 +398,6 @@ def lint_source(
     result = FileResult(
         source.path, source=source, abspath=source.abspath, language=source.language
     )
-    generated = generated_of(source, settings)
-    if generated is not None:
-        result.generated = generated  # (linting generated code is not actionable)
-        return result
     if enabled is None:
         enabled = settings.rules_for(source.abspath) if source.abspath else settings.enabled
     if is_jit and source.language == "cpp":
@@ -411,7 +407,15 @@ def lint_source(
         is_jit = jit_exemption(settings, source.data) is None
     rules = _applicable(enabled, source, is_jit, settings)
     if not rules and not _has_directive(source.data):
-        return result  # nothing can fire and no suppression to judge (most files)
+        # Nothing can fire and no suppression to judge (most files): whether the file is
+        # generated changes nothing but the statistics, which ask for it.
+        if _RECORD_UNPARSED:
+            result.generated = generated_of(source, settings)
+        return result
+    generated = generated_of(source, settings)
+    if generated is not None:
+        result.generated = generated  # (linting generated code is not actionable)
+        return result
     enabled_codes = {r.code for r in enabled}
     if source.language == "python":
         from .python import adopt_line_breaks

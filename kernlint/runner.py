@@ -234,18 +234,31 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                 targets = lint_all(python, deferred, _preload_cpp if others else None)
                 if deferred:
                     set_wrapper_targets(targets)
-                if gather:
-                    from .aiter_graph import gather_finish
+                _POOL_STATE["gather"] = False
+                waiting = sorted(later)  # (the files that wait for the whole aiter index)
 
-                    gather_finish(pieces)
-                    _POOL_STATE["gather"] = False
-                rest = sorted(others + later)
-                if len(rest) >= PARALLEL_THRESHOLD:
-                    lint_all(rest)
+                def finish_gathering():
+                    # The C/C++ files need no aiter index: the parent builds it while the
+                    # workers lint them, and lints the files that wait for it, when few.
+                    if gather:
+                        from .aiter_graph import gather_finish
+
+                        gather_finish(pieces)
+                    if len(waiting) < PARALLEL_THRESHOLD:
+                        for i, c in waiting:
+                            done.append((i, *_lint_one(c, resolver, registry, True, want_digest)))
+                        waiting.clear()
+
+                if len(others) >= PARALLEL_THRESHOLD:
+                    lint_all(others, False, finish_gathering)
                 else:
-                    done.extend(
-                        (i, *_lint_one(c, resolver, registry, True, want_digest)) for i, c in rest
-                    )
+                    finish_gathering()
+                    waiting += others
+                if len(waiting) >= PARALLEL_THRESHOLD:
+                    lint_all(waiting)  # (forked once the index is built: the workers share it)
+                else:
+                    for i, c in waiting:
+                        done.append((i, *_lint_one(c, resolver, registry, True, want_digest)))
             else:
                 if any(p[1].language == "cpp" for p in pending):
                     _preload_cpp()

@@ -250,10 +250,13 @@ def test_a_pool_gathers_the_index_from_the_files_it_lints(tmp_path, monkeypatch)
 
     _write(tmp_path, PACKAGE)
     _write(tmp_path, {"pkg/unchecked.py": "from pkg import model\n"})
+    # (a C++ file: linted by the workers while the parent builds the index)
+    _write(tmp_path, {"csrc/k.cu": "__global__ void k(float* x, float* y) { x[0] = y[0]; }\n"})
     (tmp_path / "kernlint.toml").write_text('exclude = ["pkg/unchecked.py"]\n')
 
     def findings():
-        res = runner.lint_paths([str(tmp_path / "pkg")], select=["PY001"], warn=print)
+        paths = [str(tmp_path / "pkg"), str(tmp_path / "csrc")]
+        res = runner.lint_paths(paths, select=["PY001", "CU003"], warn=print)
         return sorted(
             (os.path.relpath(r.path, tmp_path), d.line, d.message)
             for r in res
@@ -262,11 +265,12 @@ def test_a_pool_gathers_the_index_from_the_files_it_lints(tmp_path, monkeypatch)
 
     expected = findings()  # (one process)
     assert [f[:2] for f in expected] == [
+        ("csrc/k.cu", 1),
         ("pkg/helper.py", 3),
         ("pkg/model.py", 1),
         ("pkg/quant.py", 3),
     ]
-    assert "pkg.unchecked" in expected[1][2]  # (the unchecked file imports `model`)
+    assert "pkg.unchecked" in expected[2][2]  # (the unchecked file imports `model`)
     monkeypatch.setattr(runner, "PARALLEL_THRESHOLD", 1)
     monkeypatch.setattr(runner, "DEFER_WRAPPER_SCAN", 1)
     monkeypatch.setattr(runner, "_jobs", lambda: 2)

@@ -92,6 +92,18 @@ def is_collected_test(abspath: str, settings=None) -> bool:
     return under_registered_tests(abspath, settings) and not in_sglang_package(abspath, settings)
 
 
+def collected_test(ctx) -> bool:
+    """`is_collected_test` of the file a rule checks (`ctx`), worked out once for the rules
+    that ask."""
+    memo = ctx.__dict__
+    found = memo.get("_ci_collected_test")
+    if found is None:
+        found = memo["_ci_collected_test"] = is_collected_test(
+            ctx.source.abspath or ctx.source.path, ctx.settings
+        )
+    return found
+
+
 def in_sglang_package(abspath: str, settings=None) -> bool:
     """Is the file part of the importable `sglang` package (shipped in the wheel)? Under the
     settings' `sglang-package-roots` (default `**/python/sglang/**`, the source tree's layout),

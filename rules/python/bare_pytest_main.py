@@ -72,7 +72,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kernlint.ci_layout import is_collected_test, is_enabled, is_main_entry, may_be_collected_test
+from kernlint.ci_layout import collected_test, is_enabled, is_main_entry, may_be_collected_test
 from kernlint.model import Rule
 
 from .non_literal_ci_registration import ci_names, snippet_span, when_ci_configured
@@ -98,7 +98,7 @@ RULE = Rule(
 
 
 def check(ctx) -> None:
-    if not is_collected_test(ctx.source.abspath or ctx.source.path, ctx.settings):
+    if not collected_test(ctx):
         return
     data = ctx.data
     has_guard = b"__main__" in data

@@ -51,8 +51,12 @@ from __future__ import annotations
 
 import ast
 import os
+import re
+from bisect import bisect_left
+from collections import deque
 
 from kernlint.model import Rule
+from kernlint.python import child_nodes
 from kernlint.python import walk as _walk
 from kernlint.python.facts import node_span
 
@@ -112,7 +116,7 @@ def check(ctx) -> None:
     facts = ctx.facts
     names = facts.names
     inner = set()  # the `value` of an attribute: judged as part of the whole dotted name
-    for node in _walk(ctx.tree):
+    for node in _candidates(ctx, names):
         if isinstance(node, ast.Attribute):
             inner.add(id(node.value))
             # (a dotted name's origin ends with its last attribute)
@@ -132,3 +136,39 @@ def check(ctx) -> None:
                 f"`{origin}` in a JIT benchmark: use the project's `marker` framework "
                 "(`marker.do_bench`)",
             )
+
+
+def _candidates(ctx, names: dict[str, str]):
+    """The tree's nodes in `walk` order, less the statements (and all they hold) whose lines
+    name no target: no attribute ending in a target's last word, no name imported as a
+    target. (A name is the bytes of its line in an ASCII file; elsewhere every node: a
+    non-ASCII identifier can spell an ASCII one.)"""
+    if not ctx.data.isascii():
+        return _walk(ctx.tree)
+    words = _LAST_WORDS | {n for n, origin in names.items() if origin in TARGETS}
+    alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words))
+    line_index = ctx.source.line_index
+    lines = sorted(
+        {
+            line_index(m.start()) + 1
+            for m in re.finditer(rb"\b(?:" + alternatives + rb")\b", ctx.data)
+        }
+    )
+    return _walk_lines(ctx.tree, lines)
+
+
+def _walk_lines(tree, lines: list[int]):
+    """`walk` that leaves out every statement holding none of the sorted 1-based `lines`."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        yield node
+        for child in child_nodes(node):
+            if isinstance(child, ast.stmt):
+                first = child.lineno
+                for d in getattr(child, "decorator_list", ()):
+                    first = min(first, d.lineno)
+                i = bisect_left(lines, first)
+                if i == len(lines) or lines[i] > (child.end_lineno or child.lineno):
+                    continue
+            todo.append(child)

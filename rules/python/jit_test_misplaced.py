@@ -91,7 +91,12 @@ import ast
 import os
 import re
 
-from kernlint.ci_layout import is_collected_test, may_be_collected_test, registered_root
+from kernlint.ci_layout import (
+    collected_test,
+    is_collected_test,
+    may_be_collected_test,
+    registered_root,
+)
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
 
@@ -259,7 +264,7 @@ def _kernel_side(module: str) -> bool:
 
 def check(ctx) -> None:
     path = ctx.source.abspath or ctx.source.path
-    if not is_collected_test(path, ctx.settings):
+    if not collected_test(ctx):
         return
     root = registered_root(path, ctx.settings)
     ops = ops_dir(path)

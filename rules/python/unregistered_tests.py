@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import ast
 
-from kernlint.ci_layout import is_collected_test, may_be_collected_test, registration
+from kernlint.ci_layout import collected_test, may_be_collected_test, registration
 from kernlint.model import Rule
 
 from .non_literal_ci_registration import CI_LINES, DEFAULT, ci_names, module_level_calls
@@ -108,7 +108,7 @@ def registrations(ctx):
 
 
 def check(ctx) -> None:
-    if not is_collected_test(ctx.source.abspath or ctx.source.path, ctx.settings):
+    if not collected_test(ctx):
         return
     ci = ci_names(ctx.settings)
     if ci.named_in(ctx.data):

@@ -1,10 +1,12 @@
-"""Node lookups that stand in for a walk of the tree (kernlint.cpp.parser.keyword_nodes) find
-exactly what the walk finds, in the same order."""
+"""Node lookups that stand in for a walk of the tree or a lookup per occurrence
+(kernlint.cpp.parser: `keyword_nodes`, `Seeker.above`, `nodes_spelled`) find exactly what
+those find, in the same order."""
 
 from __future__ import annotations
 
 import glob
 import os
+import re
 
 import pytest
 
@@ -138,3 +140,43 @@ def test_seeker_above_is_the_chain_of_parents(deep):
                 asked += 1
     assert asked > 20
     assert seeker._deep == deep
+
+
+def _spelled_by_hand(root, text: bytes, name: bytes) -> list:
+    out = []
+    i = text.find(name)
+    while i >= 0:
+        node = root.descendant_for_byte_range(i, i + len(name))
+        if node.start_byte == i and node.end_byte == i + len(name):
+            out.append(node.id)
+        i = text.find(name, i + 1)
+    return out
+
+
+WORDY = b"""
+struct S { int x; int xs; };
+__global__ void k(float* x, int n_x, int x1) {
+  auto v = 123_km + 0x1F + 1ux + u8"x" + L'x';
+  x[0] = xs + x1 + n_x;  // x in a comment
+  const char* s = "x\\nx";
+  R"x(raw x)x";
+  for (auto y : x) { x_y(y); }
+  #define X_OF(x) x##_of
+}
+"""
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS) + ["wordy"])
+def test_nodes_spelled_finds_every_exact_span(name):
+    """Occurrences of a word followed by a word byte are not looked up: no node spans them,
+    whatever the word, in code, comments, strings, literals with suffixes, broken code."""
+    from kernlint.cpp.parser import nodes_spelled
+
+    data = WORDY if name == "wordy" else SNIPPETS[name]
+    text = normalize(data).data
+    root = parse(text).root_node
+    words = set(re.findall(rb"[A-Za-z_]\w*", text)) | {b"x", b"1", b"km", b"_km", b"u8", b"of"}
+    for word in sorted(words):
+        want = _spelled_by_hand(root, text, word)
+        assert [n.id for n in nodes_spelled(root, word, text)] == want, word
+        assert [n.id for n in nodes_spelled(root, word)] == want, word

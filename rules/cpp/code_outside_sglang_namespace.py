@@ -105,6 +105,8 @@ def check(ctx) -> None:
         wanted = " or ".join(f"`namespace {'::'.join(ns)}`" for ns in own)
         advice = f"enclose it in `namespace {'::'.join(own[0])} {{ ... }}`"
     macros: dict[str, list[str] | None] = {}
+    # (an `extern "C"` block holds the `extern` token: without one no item is walked up)
+    linkage = b"extern" in ctx.normalized.data
     for item in ctx.facts.items:
         name = item.name or _declared_name(item.node, ctx)
         simple = name.split("::")[-1].lstrip("*&( ")
@@ -112,7 +114,7 @@ def check(ctx) -> None:
             continue
         if simple.startswith("__"):
             continue  # reserved for the implementation: shims of CUDA intrinsics (`__dp4a`)
-        if _c_linkage(item.node, ctx):
+        if linkage and _c_linkage(item.node, ctx):
             continue  # a namespace does not change a C-linkage name
         if item.kind == "function" and _macro_call(item.node, simple):
             continue

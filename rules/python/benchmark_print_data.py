@@ -77,7 +77,7 @@ RULE = Rule(
     summary="`benchmark.run(print_data=...)` on a `marker` benchmark (it raises TypeError)",
     fix="unsafe",
     triggers=(b"print_data",),
-    path_filter=lambda path: is_bench_file(path),
+    path_filter=is_bench_file,
     # (parsed only for a JIT benchmark: most `bench_*.py` files are outside the roots)
     needs_tree=False,
 )

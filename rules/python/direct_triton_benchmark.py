@@ -60,6 +60,17 @@ from kernlint.python import child_nodes
 from kernlint.python import walk as _walk
 from kernlint.python.facts import node_span
 
+
+def is_bench_file(path: str) -> bool:
+    """Is the file named `bench_*.py` (as `fnmatch` matches it: without case where the
+    platform's paths have none)? (A path filter: asked of every Python file, most of which
+    have no `bench_` in their path.)"""
+    if "bench_" not in path.lower():
+        return False
+    name = os.path.normcase(os.path.basename(path.replace("\\", "/")))
+    return name.startswith("bench_") and name.endswith(".py")
+
+
 RULE = Rule(
     code="PY007",
     name="direct-triton-benchmark",
@@ -67,7 +78,7 @@ RULE = Rule(
     summary="`triton.testing.do_bench`/`perf_report` in a JIT benchmark (use `marker`)",
     triggers=(b"do_bench", b"perf_report"),
     # The file name is fixed; the folders (`jit-benchmark-roots`) are the config's.
-    path_filter=lambda path: is_bench_file(path),
+    path_filter=is_bench_file,  # (one function: the engine asks it once per file)
     # (parsed only for a JIT benchmark: most `bench_*.py` files are outside the roots)
     needs_tree=False,
 )
@@ -82,16 +93,6 @@ TARGETS = frozenset(
 
 
 _LAST_WORDS = frozenset(t.rpartition(".")[2] for t in TARGETS)
-
-
-def is_bench_file(path: str) -> bool:
-    """Is the file named `bench_*.py` (as `fnmatch` matches it: without case where the
-    platform's paths have none)? (A path filter: asked of every Python file, most of which
-    have no `bench_` in their path.)"""
-    if "bench_" not in path.lower():
-        return False
-    name = os.path.normcase(os.path.basename(path.replace("\\", "/")))
-    return name.startswith("bench_") and name.endswith(".py")
 
 
 def is_jit_benchmark(path: str, settings=None) -> bool:

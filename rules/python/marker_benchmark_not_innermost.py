@@ -69,7 +69,7 @@ RULE = Rule(
     # (every way of naming the framework spells its module, `marker`)
     triggers=(b"marker",),
     # The file name is fixed; the folders (`jit-benchmark-roots`) are the config's.
-    path_filter=lambda path: is_bench_file(path),
+    path_filter=is_bench_file,
     # (parsed only for a JIT benchmark: most `bench_*.py` files are outside the roots)
     needs_tree=False,
 )

@@ -89,7 +89,7 @@ RULE = Rule(
     status="preview",
     triggers=(b"randn", b"empty"),
     prefilter=re.compile(rb"\b(?:randn|empty)\s*\("),
-    path_filter=lambda path: is_bench_file(path),
+    path_filter=is_bench_file,
 )
 
 HELPERS = {"torch.randn": "create_random", "torch.empty": "create_empty"}

@@ -152,7 +152,7 @@ _ENV_FUNCS = re.compile(r"^(?:get_(?:bool|int|float|str)_env_var|getenv|get_env_
 
 
 def check(ctx) -> None:
-    from kernlint.python.scopes import build
+    from kernlint.python.unbound_scan import build_scopes, statement_bindings
 
     if _platform_module(ctx.source.path):
         return
@@ -160,7 +160,13 @@ def check(ctx) -> None:
 
     tree = ctx.tree
     guards = gated(ctx)
-    scopes = build(tree)
+    # Which bindings can run on CUDA, judged statement by statement; without `:=` every
+    # binding is a statement's, and most files bind no name only off CUDA: nothing to do.
+    found = statement_bindings(tree, guards)
+    exact = found is not None and b":=" not in ctx.data
+    if exact and not found.only_off:
+        return
+    scopes = build_scopes(tree)
     uses_by_name: dict[str, list] = {}
     for scope in scopes:
         for name, use in scope.uses:
@@ -173,9 +179,15 @@ def check(ctx) -> None:
     for scope in scopes:
         if scope.kind not in ("module", "function") or scope.unknown:
             continue
+        key = id(scope.node)
         for name, bindings in scope.bindings.items():
             if name in scope.params or name in scope.declared or name not in uses_by_name:
                 continue
+            if exact:
+                if (key, name) not in found.only_off:
+                    continue  # (a binding of the name can run on CUDA)
+            elif found is not None and (key, name) in found.on:
+                continue  # (a statement binding it can run on CUDA)
             by_scope = resolved.get(name)
             if by_scope is None:
                 by_scope = resolved[name] = {}
@@ -188,7 +200,11 @@ def check(ctx) -> None:
                 continue  # (no use reads this binding: the costlier question is not asked)
             # Bound only where CUDA definitely never runs (known platform conditions only).
             # ROCm/aiter branches only: NPU/XPU/CPU code has dispatch conventions of its own.
-            if any(guards.on_cuda(b, others=False) is not False for b in bindings):
+            if not exact and any(
+                guards.on_cuda(b, others=False) is not False
+                for b in bindings
+                if found is None or b.__class__ is ast.NamedExpr
+            ):
                 continue
             guard = _first_false_condition(bindings[0], guards, platform)
             kind = "UnboundLocalError" if scope.kind == "function" else "NameError"
@@ -344,7 +360,13 @@ class _Platform:
 
     def _judge_function(self, func) -> bool:
         found = True
-        owner = self.guards.parent.get(id(func))
+        # The node whose block holds the definition: found by position (no parent map of the
+        # whole tree; a handler's or a case's block is its `try`'s or `match`'s, as good here).
+        step, stmt = self.guards.locate(func)
+        if stmt is func and step is not None:
+            owner = step.owner
+        else:
+            owner = self.guards.parent.get(id(func))
         if isinstance(owner, ast.ClassDef) and self._constructor_raises(owner, func):
             found = False
         elif isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -478,7 +500,7 @@ class _Platform:
         """`if not getattr(self, "_owns_moe_runner", False): raise RuntimeError("... requires
         an owned AITER runner.")`: the test of an early `raise` whose message says that what
         follows requires a platform."""
-        stmt = self.guards.parent.get(id(test))
+        _step, stmt = self.guards.locate(test)  # (an `if` test's innermost statement is the `if`)
         if not (isinstance(stmt, ast.If) and stmt.test is test and stmt.body):
             return False
         last = stmt.body[-1]

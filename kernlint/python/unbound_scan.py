@@ -84,6 +84,20 @@ def _pattern_names(pattern, out: list) -> None:
             stack.extend(p.kwd_patterns)
 
 
+class _Path:
+    """A condition (`test` holds if `pol`, fails if not) on the way to a block, below the
+    conditions `up` (a `_Path`, or False: none); `off` once judged: does a condition false on
+    CUDA hold there (None: not judged yet)?"""
+
+    __slots__ = ("test", "pol", "up", "off")
+
+    def __init__(self, test, pol: bool, up) -> None:
+        self.test = test
+        self.pol = pol
+        self.up = up
+        self.off = None
+
+
 class StatementBindings:
     """What `statement_bindings` found: `on`, the (id of the scope's node, name) pairs with a
     statement binding that can run on CUDA; `only_off`, those of module and function scopes
@@ -112,13 +126,29 @@ def statement_bindings(tree, guards) -> StatementBindings | None:
             found = memo[key] = value(test, others=False)
         return found is not None and found != pol
 
+    def resolve(state) -> bool:
+        """Is a condition on the way false on CUDA? The conditions are evaluated only now,
+        outermost first, and no further than the first false one."""
+        if state.__class__ is bool:
+            return state
+        todo = []
+        while state.__class__ is _Path and state.off is None:
+            todo.append(state)
+            state = state.up
+        off = state if state.__class__ is bool else state.off
+        for step in reversed(todo):
+            off = step.off = off or false(step.test, step.pol)
+        return off
+
     module = _Scope(tree, "module")
     scopes = [module]
-    # Work: (block, scope, off): the statements of `block`, in `scope`, with `off` true when
-    # a condition false on CUDA holds on the way to the block.
-    stack = [(tree.body, module, False)]
+    # Work: (block, scope, path): the statements of `block`, in `scope`; `path` says whether
+    # a condition false on CUDA holds on the way to the block: False, or a `_Path` of the
+    # conditions, judged when a statement there binds a name the scope has not bound on CUDA
+    # (most conditions around no such binding are never evaluated).
+    stack: list = [(tree.body, module, False)]
     while stack:
-        block, scope, off = stack.pop()
+        block, scope, path = stack.pop()
         for stmt in block:
             c = stmt.__class__
             names: list[str] = []
@@ -129,21 +159,21 @@ def statement_bindings(tree, guards) -> StatementBindings | None:
                     _target_names(t, names)
             elif c is ast.If:
                 test = stmt.test
-                stack.append((stmt.body, scope, off or false(test, True)))
+                stack.append((stmt.body, scope, _Path(test, True, path)))
                 if stmt.orelse:
-                    stack.append((stmt.orelse, scope, off or false(test, False)))
-                if stmt.body and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
-                    off = off or false(test, False)  # (for the statements after it)
+                    stack.append((stmt.orelse, scope, _Path(test, False, path)))
+                elif stmt.body and isinstance(stmt.body[-1], _EXITS):
+                    path = _Path(test, False, path)  # (for the statements after it)
             elif c in _FUNCS:
                 names.append(stmt.name)
                 inner = _Scope(stmt, "function", _params(stmt.args))
                 scopes.append(inner)
-                stack.append((stmt.body, inner, off))
+                stack.append((stmt.body, inner, path))
             elif c is ast.ClassDef:
                 names.append(stmt.name)
                 inner = _Scope(stmt, "class")
                 scopes.append(inner)
-                stack.append((stmt.body, inner, off))
+                stack.append((stmt.body, inner, path))
             elif c is ast.Import:
                 for alias in stmt.names:
                     names.append(alias.asname or alias.name.split(".")[0])
@@ -157,26 +187,26 @@ def statement_bindings(tree, guards) -> StatementBindings | None:
                 _target_names(stmt.target, names)
             elif c is ast.For or c is ast.AsyncFor:
                 _target_names(stmt.target, names)
-                stack.append((stmt.body, scope, off))
-                stack.append((stmt.orelse, scope, off))
+                stack.append((stmt.body, scope, path))
+                stack.append((stmt.orelse, scope, path))
             elif c is ast.While:
-                stack.append((stmt.body, scope, off))
-                stack.append((stmt.orelse, scope, off))
+                stack.append((stmt.body, scope, path))
+                stack.append((stmt.orelse, scope, path))
             elif c is ast.With or c is ast.AsyncWith:
                 for item in stmt.items:
                     if item.optional_vars is not None:
                         _target_names(item.optional_vars, names)
-                stack.append((stmt.body, scope, off))
+                stack.append((stmt.body, scope, path))
             elif c in _TRY:
-                stack.append((stmt.body, scope, off))
+                stack.append((stmt.body, scope, path))
                 for h in stmt.handlers:
                     if h.name:
                         names.append(h.name)
-                    stack.append((h.body, scope, off))
-                stack.append((stmt.orelse, scope, off))
-                stack.append((stmt.finalbody, scope, off))
+                    stack.append((h.body, scope, path))
+                stack.append((stmt.orelse, scope, path))
+                stack.append((stmt.finalbody, scope, path))
             elif c is ast.Assert:
-                off = off or false(stmt.test, True)  # (for the statements after it)
+                path = _Path(stmt.test, True, path)  # (for the statements after it)
             elif c is ast.Global or c is ast.Nonlocal:
                 scope.declared.update(stmt.names)
             elif c is ast.Delete:
@@ -185,11 +215,12 @@ def statement_bindings(tree, guards) -> StatementBindings | None:
             elif c is ast.Match:
                 for case in stmt.cases:
                     _pattern_names(case.pattern, names)
-                    stack.append((case.body, scope, off))
+                    stack.append((case.body, scope, path))
             else:
                 return None  # (a statement of a newer Python: `type X = ...`)
             if names:
-                (scope.off if off else scope.on).update(names)
+                if not scope.on.issuperset(names):  # (else the answer changes nothing)
+                    (scope.off if resolve(path) else scope.on).update(names)
     on = set()
     only_off = set()
     for sc in scopes:

@@ -77,6 +77,10 @@ def _configured_gate_condition(names) -> re.Pattern:
     return re.compile(rb"\b(?:if|elif|and|or|not)\b[^:\n]*\b(?:" + alternatives + rb")\b")
 
 
+def _not_platform_named(path: str) -> bool:
+    return not _platform_stem(path)
+
+
 RULE = Rule(
     code="PY003",
     name="cuda-path-unbound-name",
@@ -86,6 +90,8 @@ RULE = Rule(
     triggers=(b"is_hip", b"is_rocm", b"_use_aiter", b"USE_AITER", b"_IS_HIP", b"_IS_ROCM"),
     # (`aiter-gates`: a file may name only the configured gates)
     untriggered_when=when_configured("aiter_gates"),
+    # A module named for a platform is not checked (`_platform_module`): not even parsed.
+    path_filter=_not_platform_named,
     # A ROCm-only binding needs a condition (`if`/`elif`/`and`/`if ... else`) on a HIP check
     # or an aiter gate, or a gate assigned from the environment variable.
     prefilter=NamePattern(
@@ -226,10 +232,15 @@ def _line(node) -> int:
 def _platform_module(path: str) -> bool:
     """`.../amd/x.py`, `forward_mla_rocm.py`, `aiter_backend.py`: a module for one platform."""
     parts = path.replace("\\", "/").split("/")
-    stem = parts[-1].rsplit(".", 1)[0]
-    return bool(_PLATFORM_WORDS.search(stem)) or any(
-        p in ("amd", "rocm", "hip") for p in parts[:-1]
-    )
+    return _platform_stem(parts[-1]) or any(p in ("amd", "rocm", "hip") for p in parts[:-1])
+
+
+def _platform_stem(path: str) -> bool:
+    """Is the file named for a platform (`forward_mla_rocm.py`, `aiter_backend.py`)? The same
+    answer for a file's display path and its absolute path (the engine's path filters get
+    the latter): the last component is the same."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return bool(_PLATFORM_WORDS.search(name.rsplit(".", 1)[0]))
 
 
 def _private(name: str) -> bool:

@@ -281,20 +281,23 @@ def _bound_names(func, nodes, source) -> dict[str, list]:
                     spoiled.add(target.id)
                 else:
                     bound.setdefault(target.id, []).extend(made)
-                continue
-        for sub in ast.walk(node) if isinstance(node, ast.stmt) else ():
+    # Any other store or delete of a name, anywhere in a statement of `func` that is not such
+    # an assignment (nested blocks and definitions included), spoils it: each statement of
+    # the body is walked once, the statements inside it with it.
+    for stmt in func.body:
+        if _is_name_assign(stmt):
+            continue  # (an assignment holds no statement)
+        for sub in ast.walk(stmt):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-                if not _is_plain_assign_target(node, sub):
-                    spoiled.add(sub.id)
+                spoiled.add(sub.id)
     return {k: v for k, v in bound.items() if k not in spoiled}
 
 
-def _is_plain_assign_target(stmt, name) -> bool:
+def _is_name_assign(stmt) -> bool:
     return (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
-        and stmt.targets[0] is name
-        and isinstance(name, ast.Name)
+        and isinstance(stmt.targets[0], ast.Name)
     )
 
 

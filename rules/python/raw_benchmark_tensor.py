@@ -72,9 +72,10 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections import deque
 
 from kernlint.model import Rule
-from kernlint.python import walk as _walk
+from kernlint.python import child_nodes
 from kernlint.python.facts import node_span
 
 from .direct_triton_benchmark import is_bench_file, is_jit_benchmark
@@ -90,6 +91,8 @@ RULE = Rule(
     triggers=(b"randn", b"empty"),
     prefilter=re.compile(rb"\b(?:randn|empty)\s*\("),
     path_filter=is_bench_file,
+    # (parsed only for a JIT benchmark: most `bench_*.py` files are outside the roots)
+    needs_tree=False,
 )
 
 HELPERS = {"torch.randn": "create_random", "torch.empty": "create_empty"}
@@ -164,24 +167,43 @@ def check(ctx) -> None:
     available = helpers_for(path)
     if not available:
         return
+    if ctx.tree is None:
+        return  # unparsable: the engine warns about it
     facts = ctx.facts
+    names = facts.names
     timed = _timed_functions(ctx.tree)
-    skip: set[int] = set()
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in timed:
-            skip.update(id(n) for n in ast.walk(node))
-    for node in _walk(ctx.tree):
-        if not isinstance(node, ast.Call) or id(node) in skip:
+    for node in _calls_outside(ctx.tree, timed):
+        fn = node.func
+        # (the origin of a dotted name ends with its last attribute)
+        if isinstance(fn, ast.Attribute) and fn.attr not in _LAST_WORDS:
             continue
-        origin = facts.qualified(node.func)
+        if isinstance(fn, ast.Name) and names.get(fn.id, fn.id) not in HELPERS:
+            continue
+        origin = facts.qualified(fn)
         helper = HELPERS.get(origin)
         if helper is None or helper not in available:
             continue
-        names = {kw.arg for kw in node.keywords}
-        if len(node.keywords) != 2 or names != {"device", "dtype"} or not node.args:
+        keywords = {kw.arg for kw in node.keywords}
+        if len(node.keywords) != 2 or keywords != {"device", "dtype"} or not node.args:
             continue
         ctx.report(
             *node_span(ctx, node.func),
             f"`{origin}(..., dtype=..., device=...)` in a JIT benchmark: use the benchmark "
             f"utilities' `{helper}(*shape, dtype=..., device=...)`",
         )
+
+
+_LAST_WORDS = frozenset(h.rpartition(".")[2] for h in HELPERS)
+
+
+def _calls_outside(tree, timed: set[str]):
+    """The calls of the tree in `walk` order, but those in the functions named `timed`."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, ast.Call):
+            yield node
+        for child in child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.name in timed:
+                continue
+            todo.append(child)

@@ -1,20 +1,24 @@
-"""The names a module or function binds only in statements that cannot run on CUDA, found
-from the statements alone (no expression is walked).
+"""Fast paths of `cuda-path-unbound-name`: which bindings run only off CUDA, judged from the
+statements; the scopes of a module in one loop.
 
-`cuda-path-unbound-name` reports a name whose every binding in its scope is under a condition
-false on CUDA (`Guards.on_cuda(binding, others=False) is False`). Without an assignment
-expression (`:=`) every binding of a module or function scope is made by a statement: an
-assignment's, `for`'s or `with`'s target, an import, a `def` or `class`, a `del`, an `except
-... as` name, a `case` pattern. Its path on CUDA is then its statement's: the conditions of
-the `if` statements around it and the early exits (`if c: return`, `assert c`) before it in
-each block. One walk over the statements gives, for every binding, the answer `on_cuda` would
-give (each condition evaluated once), and so the (scope, name) pairs the rule must look at:
-usually none, and the file's expressions are never walked.
+The rule reports a name whose every binding in its scope is under a condition false on CUDA
+(`Guards.on_cuda(binding, others=False) is False`). A statement's binding (an assignment's,
+`for`'s or `with`'s target, an import, a `def` or `class`, a `del`, an `except ... as` name, a
+`case` pattern) has its statement's path on CUDA: the conditions of the `if` statements around
+it and the early exits (`if c: return`, `assert c`) before it in each block. One walk over the
+statements gives every binding the answer `on_cuda` would give, evaluating a condition only
+when a binding under it could change the result, and so the (scope, name) pairs the rule must
+look at: in most files none, and then no expression is walked. Assignment expressions (`:=`)
+are looked for only in the statements on the lines that hold one.
 """
 
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
+
+from . import child_nodes, lf_view
+from . import walk as _walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -111,11 +115,14 @@ class StatementBindings:
         self.only_off = only_off
 
 
-def statement_bindings(tree, guards) -> StatementBindings | None:
-    """The bindings made by statements (all but an assignment expression's, `:=`), each
-    judged as `guards.on_cuda(binding, others=False) is False` judges it, from the conditions
-    of the statements around it (`guards.cuda_value(test, others=False)`, once per
-    condition); None for a tree holding a statement this walk does not know."""
+def statement_bindings(tree, guards, data: bytes) -> StatementBindings | None:
+    """Every binding of module and function scopes, each judged as `guards.on_cuda(binding,
+    others=False) is False` judges it, from the conditions of the statements around it
+    (`guards.cuda_value(test, others=False)`, once per condition). A statement's expressions
+    are walked only where an assignment expression (`:=`, found in `data`, the tree's source)
+    may be: its own conditions (`a if c else b`, `c and f()`) count too. None for a tree
+    holding a statement this walk does not know, or an assignment expression in an `except`
+    clause or an f-string."""
     memo: dict = {}  # id(test) -> its value on CUDA (True, False or None: unknown)
     value = guards.cuda_value
 
@@ -140,6 +147,44 @@ def statement_bindings(tree, guards) -> StatementBindings | None:
             off = step.off = off or false(step.test, step.pol)
         return off
 
+    def bind(scope, names, path) -> None:
+        if not scope.on.issuperset(names):  # (else the answer changes nothing)
+            (scope.off if resolve(path) else scope.on).update(names)
+
+    def named_expressions(stmt, scope, path) -> bool:
+        """Bind the assignment expressions of the statement's own expressions (those
+        `scopes.build` visits); False where this walk cannot tell their conditions."""
+        roots = _expression_roots(stmt)
+        if roots is None:
+            return False
+        work = [(r, scope, path) for r in roots]
+        while work:
+            node, sc, p = work.pop()
+            c = node.__class__
+            if c is ast.NamedExpr:
+                bind(sc, (node.target.id,), p)
+                work.append((node.value, sc, p))
+            elif c is ast.IfExp:
+                work.append((node.test, sc, p))
+                work.append((node.body, sc, _Path(node.test, True, p)))
+                work.append((node.orelse, sc, _Path(node.test, False, p)))
+            elif c is ast.BoolOp and node.op.__class__ is ast.And:
+                for v in node.values:
+                    work.append((v, sc, p))
+                    p = _Path(v, True, p)  # (for the operands after it)
+            elif c is ast.Lambda:
+                work.extend((d, sc, p) for d in _defaults(node.args))
+                inner = _Scope(node, "function", _params(node.args))
+                scopes.append(inner)
+                work.append((node.body, inner, p))
+            elif c is ast.JoinedStr:
+                if any(n.__class__ is ast.NamedExpr for n in _walk(node)):
+                    return False  # (positions inside an f-string: the guard model's own)
+            else:
+                work.extend((n, sc, p) for n in child_nodes(node) if not isinstance(n, ast.stmt))
+        return True
+
+    walrus = _lines_holding(data, b":=") if b":=" in data else None
     module = _Scope(tree, "module")
     scopes = [module]
     # Work: (block, scope, path): the statements of `block`, in `scope`; `path` says whether
@@ -151,6 +196,9 @@ def statement_bindings(tree, guards) -> StatementBindings | None:
         block, scope, path = stack.pop()
         for stmt in block:
             c = stmt.__class__
+            if walrus is not None and _holds_a_line(walrus, stmt):
+                if not named_expressions(stmt, scope, path):
+                    return None
             names: list[str] = []
             if c in _INERT:
                 pass
@@ -219,8 +267,7 @@ def statement_bindings(tree, guards) -> StatementBindings | None:
             else:
                 return None  # (a statement of a newer Python: `type X = ...`)
             if names:
-                if not scope.on.issuperset(names):  # (else the answer changes nothing)
-                    (scope.off if resolve(path) else scope.on).update(names)
+                bind(scope, names, path)
     on = set()
     only_off = set()
     for sc in scopes:
@@ -231,6 +278,49 @@ def statement_bindings(tree, guards) -> StatementBindings | None:
         for name in sc.off - sc.on - sc.params - sc.declared:
             only_off.add((key, name))
     return StatementBindings(on, only_off)
+
+
+def _expression_roots(stmt) -> list | None:
+    """The expressions of a statement that `scopes.build` visits (not annotations, not the
+    statements of its blocks); None for a handler's exception holding `:=` (the guard model
+    sees no condition around it)."""
+    c = stmt.__class__
+    if c in _FUNCS:
+        return stmt.decorator_list + _defaults(stmt.args)
+    if c is ast.ClassDef:
+        return stmt.decorator_list + stmt.bases + [k.value for k in stmt.keywords]
+    if c is ast.AnnAssign:
+        return [stmt.target] if stmt.value is None else [stmt.target, stmt.value]
+    if c in _TRY:
+        for h in stmt.handlers:
+            if h.type is not None and any(n.__class__ is ast.NamedExpr for n in _walk(h.type)):
+                return None
+        return []
+    return [n for n in child_nodes(stmt) if not isinstance(n, (ast.stmt, ast.ExceptHandler))]
+
+
+def _lines_holding(data: bytes, word: bytes) -> list[int]:
+    """The (1-based) lines holding `word`, as Python counts lines, in order."""
+    view = lf_view(data)
+    out = []
+    line, at = 1, 0
+    i = view.find(word)
+    while i >= 0:
+        line += view.count(b"\n", at, i)
+        at = i
+        if not out or out[-1] != line:
+            out.append(line)
+        i = view.find(word, i + len(word))
+    return out
+
+
+def _holds_a_line(lines: list[int], stmt) -> bool:
+    """Does the statement (its decorators included) span one of the sorted `lines`?"""
+    first = stmt.lineno
+    for d in getattr(stmt, "decorator_list", ()):
+        first = min(first, d.lineno)
+    i = bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= (stmt.end_lineno or stmt.lineno)
 
 
 # -- scopes ---------------------------------------------------------------------------------
@@ -255,7 +345,6 @@ def build_scopes(tree) -> list:
     judged alike), from one loop over a stack of nodes whose most common types are taken
     apart directly (the scope is switched by markers on the stack, not carried by each item).
     No recursion: a tree may nest as deep as the parser allows."""
-    from . import walk as _walk
     from .scopes import Scope
 
     # (the node types as locals: the loop below tests them for every node)

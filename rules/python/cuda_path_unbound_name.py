@@ -166,11 +166,10 @@ def check(ctx) -> None:
 
     tree = ctx.tree
     guards = gated(ctx)
-    # Which bindings can run on CUDA, judged statement by statement; without `:=` every
-    # binding is a statement's, and most files bind no name only off CUDA: nothing to do.
-    found = statement_bindings(tree, guards)
-    exact = found is not None and b":=" not in ctx.data
-    if exact and not found.only_off:
+    # Which bindings can run on CUDA, judged statement by statement: most files bind no name
+    # only off CUDA, and then there is nothing more to do.
+    found = statement_bindings(tree, guards, ctx.data)
+    if found is not None and not found.only_off:
         return
     scopes = build_scopes(tree)
     uses_by_name: dict[str, list] = {}
@@ -189,11 +188,8 @@ def check(ctx) -> None:
         for name, bindings in scope.bindings.items():
             if name in scope.params or name in scope.declared or name not in uses_by_name:
                 continue
-            if exact:
-                if (key, name) not in found.only_off:
-                    continue  # (a binding of the name can run on CUDA)
-            elif found is not None and (key, name) in found.on:
-                continue  # (a statement binding it can run on CUDA)
+            if found is not None and (key, name) not in found.only_off:
+                continue  # (a binding of the name can run on CUDA)
             by_scope = resolved.get(name)
             if by_scope is None:
                 by_scope = resolved[name] = {}
@@ -206,10 +202,8 @@ def check(ctx) -> None:
                 continue  # (no use reads this binding: the costlier question is not asked)
             # Bound only where CUDA definitely never runs (known platform conditions only).
             # ROCm/aiter branches only: NPU/XPU/CPU code has dispatch conventions of its own.
-            if not exact and any(
-                guards.on_cuda(b, others=False) is not False
-                for b in bindings
-                if found is None or b.__class__ is ast.NamedExpr
+            if found is None and any(
+                guards.on_cuda(b, others=False) is not False for b in bindings
             ):
                 continue
             guard = _first_false_condition(bindings[0], guards, platform)

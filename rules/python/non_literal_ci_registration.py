@@ -103,8 +103,58 @@ def _searched(pattern, data: bytes) -> bool:
 def renames(ctx) -> bool:
     """Does an import rename a registration function (`as NAME`) or bind another name as one
     (`as register_cuda_ci`)? Then the imported names decide which calls register."""
+    memo = ctx.__dict__
+    found = memo.get("_ci_renames")
+    if found is None:
+        found = memo["_ci_renames"] = _renames(ctx)
+    return found
+
+
+def _renames(ctx) -> bool:
     ci = ci_names(ctx.settings)
-    return _searched(ci.alias, ctx.data) or _searched(ci.renamed, ctx.data)
+    data = ctx.data
+    if ci is not DEFAULT:
+        return _searched(ci.alias, data) or _searched(ci.renamed, data)
+    # SGLang's names: both patterns hold a mention (`register_<backend>_ci`), which starts
+    # where a match of `ci.line` does (a word boundary before it), so each is looked for at
+    # the mentions alone: `alias` from one, `renamed` from the `as` it ends, at most a few
+    # lines up (`_renamed_from`).
+    for m in mentions(ctx):
+        if ci.alias.match(data, m.start()) or ci.renamed.search(
+            data, _renamed_from(data, m.start()), m.end()
+        ):
+            return True
+    return False
+
+
+# What `[\s\\]` matches on one line (without its line break).
+_LINE_BLANKS = b" \t\r\f\v\\"
+
+
+def _renamed_from(data: bytes, at: int) -> int:
+    """Where an `as` that `_RENAMED` matches up to the mention at `at` can start: the start of
+    the first line up from the mention's, through the lines that its whitespace, backslashes
+    and comments alone can span (`(?:[\\s\\\\]|#[^\\n]*\\n)+`: a line holding nothing else,
+    before its first `#`)."""
+    begin = data.rfind(b"\n", 0, at) + 1
+    if data[begin:at].strip(_LINE_BLANKS):
+        return begin  # (code before the mention on its line: the `as` is there)
+    while begin > 0:
+        up = data.rfind(b"\n", 0, begin - 1) + 1
+        if data[up : begin - 1].split(b"#", 1)[0].strip(_LINE_BLANKS):
+            return up
+        begin = up
+    return 0
+
+
+def mentions(ctx) -> list:
+    """The matches of the settings' `CiNames.line` in the file (its mentions of a
+    registration function), found once for the CI rules."""
+    memo = ctx.__dict__
+    found = memo.get("_ci_mentions")
+    if found is None:
+        found = memo["_ci_mentions"] = list(ci_names(ctx.settings).line.finditer(ctx.data))
+    return found
 
 
 RULE = Rule(
@@ -255,7 +305,7 @@ def _find_module_level_calls(ctx):
     or a statement does not parse alone: the file is parsed then."""
     data = ctx.data
     ci = ci_names(ctx.settings)
-    matches = list(ci.line.finditer(data))
+    matches = mentions(ctx)
     if not matches:
         return []
     lines = LineSearch(data)  # (the lines around the mentions only: no list of every line)

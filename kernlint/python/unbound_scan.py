@@ -199,11 +199,17 @@ def statement_bindings(tree, guards, data: bytes) -> StatementBindings | None:
             if walrus is not None and _holds_a_line(walrus, stmt):
                 if not named_expressions(stmt, scope, path):
                     return None
-            names: list[str] = []
             if c in _INERT:
-                pass
-            elif c is ast.Assign:
-                for t in stmt.targets:
+                continue
+            names: list[str] = []
+            if c is ast.Assign:
+                targets = stmt.targets
+                if len(targets) == 1 and targets[0].__class__ is ast.Name:  # (most of them)
+                    name = targets[0].id
+                    if name not in scope.on:
+                        (scope.off if resolve(path) else scope.on).add(name)
+                    continue
+                for t in targets:
                     _target_names(t, names)
             elif c is ast.If:
                 test = stmt.test

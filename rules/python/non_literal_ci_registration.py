@@ -67,37 +67,25 @@ CI_LINES = NamePattern(_CI_LINE, CI_FUNCTIONS)
 when_ci_configured = when_configured(CI_FUNCTIONS)
 
 
-def _wanted_lines(data: bytes):
-    """The lines the rule reads (Rule.partial_lines): those naming a `register_<backend>_ci`
-    function, which holds its calls and every import that binds or renames one; a skeleton
+class _WantedLines:
+    """The lines the CI rules read (Rule.partial_lines): those naming a `register_<backend>_ci`
+    function, which hold its calls and every import that binds or renames one; a skeleton
     keeps them, the blocks around them and the module-level statements (the other imports).
-    The whole file when an import renames one (`as NAME`: its calls do not say its name).
-    The same for the functions configured in this process (`ci-registration-functions`)."""
-    if _searched(_ALIAS, data):
-        return None
-    configured = configured_names(CI_FUNCTIONS)
-    if configured and _searched(_names(configured).alias, data):
-        return None
-    return CI_LINES
+    Every line (the whole file) where an import renames one (`as NAME`: its calls do not say
+    its name). The same for the functions configured in this process
+    (`ci-registration-functions`). Looked for only when the file is parsed (most files these
+    rules run on are not)."""
+
+    def finditer(self, data: bytes):
+        if _ALIAS.search(data) is None:
+            configured = configured_names(CI_FUNCTIONS)
+            if not configured or _names(configured).alias.search(data) is None:
+                return CI_LINES.finditer(data)
+        return _EVERY_LINE.finditer(data)
 
 
-# The bytes of the last file `_searched` looked at (compared by identity: never stale) and
-# the patterns' answers there. The engine asks each CI rule for its lines with the bytes
-# alone, then the rules' checks ask again: each pattern scans a file once.
-_LAST_SEARCHED: tuple = (None, {})
-
-
-def _searched(pattern, data: bytes) -> bool:
-    """Does `pattern` occur in `data`?"""
-    global _LAST_SEARCHED
-    last, found = _LAST_SEARCHED
-    if last is not data:
-        found = {}
-        _LAST_SEARCHED = (data, found)
-    answer = found.get(pattern)
-    if answer is None:
-        answer = found[pattern] = pattern.search(data) is not None
-    return answer
+_EVERY_LINE = re.compile(rb"[^\n]*\n|[^\n]+")
+_wanted_lines = _WantedLines()
 
 
 def renames(ctx) -> bool:
@@ -114,7 +102,7 @@ def _renames(ctx) -> bool:
     ci = ci_names(ctx.settings)
     data = ctx.data
     if ci is not DEFAULT:
-        return _searched(ci.alias, data) or _searched(ci.renamed, data)
+        return bool(ci.alias.search(data) or ci.renamed.search(data))
     # SGLang's names: both patterns hold a mention (`register_<backend>_ci`), which starts
     # where a match of `ci.line` does (a word boundary before it), so each is looked for at
     # the mentions alone: `alias` from one, `renamed` from the `as` it ends, at most a few
@@ -166,7 +154,7 @@ RULE = Rule(
     untriggered_when=when_ci_configured,  # (`ci-registration-functions`: other names)
     # A call to `register_<backend>_ci`, or an import of one under another name.
     prefilter=NamePattern(re.compile(rb"register_\w+_ci\b"), CI_FUNCTIONS),
-    # What it reads (see _wanted_lines): the file is parsed as a skeleton, where it is parsed.
+    # What it reads (see _WantedLines): the file is parsed as a skeleton, where it is parsed.
     partial_lines=_wanted_lines,
     needs_tree=False,
 )

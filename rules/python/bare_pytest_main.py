@@ -74,6 +74,7 @@ import re
 
 from kernlint.ci_layout import collected_test, is_enabled, is_main_entry, may_be_collected_test
 from kernlint.model import Rule
+from kernlint.python import LineSearch
 
 from .non_literal_ci_registration import ci_names, snippet_span, when_ci_configured
 from .unregistered_tests import CI_LINE, registrations
@@ -200,19 +201,17 @@ def _main_blocks(ctx):
     condition over several lines, a block that does not parse alone): the file is parsed
     then."""
     data = ctx.data
-    starts = ctx.source.line_starts
-    line_index = ctx.source.line_index
+    lines = LineSearch(data)  # (the lines around the mentions only: no list of every line)
     blocks = []
     spans = []
     at = data.find(b"__main__")
     while at >= 0:
-        line = line_index(at)
-        begin = starts[line]
+        begin = lines.begin(at)
         if not _IF.match(data, begin):
             return None  # (not on the first line of a module-level `if`)
         nxt = _NEXT_STATEMENT.search(data, at)
         end = nxt.start() + 1 if nxt is not None else len(data)
-        if _inside_string(ctx, line):
+        if _inside_string(ctx, lines, begin):
             return None
         try:
             module = ast.parse(data[begin:end])
@@ -220,7 +219,7 @@ def _main_blocks(ctx):
             return None
         if len(module.body) != 1 or not isinstance(module.body[0], ast.If):
             return None
-        blocks.append((module, line))
+        blocks.append((module, lines.number(begin)))
         spans.append((begin, end))
         at = data.find(b"__main__", end)
         # (a later mention inside this block: the statement already holds it)
@@ -230,16 +229,15 @@ def _main_blocks(ctx):
     return blocks
 
 
-def _inside_string(ctx, line: int) -> bool:
-    """Does line `line` (0-based) begin inside a triple-quoted string?"""
-    ranges = ctx.__dict__.get("_string_line_ranges")
-    if ranges is None:
-        from kernlint.python.skeleton import _string_line_ranges
+def _inside_string(ctx, lines, begin: int) -> bool:
+    """Does the line starting at offset `begin` begin inside a triple-quoted string?
+    `lines`: a LineSearch of the file."""
+    spans = ctx.__dict__.get("_string_spans")
+    if spans is None:
+        from kernlint.python.skeleton import string_spans
 
-        ranges = ctx.__dict__["_string_line_ranges"] = _string_line_ranges(
-            ctx.data, ctx.source.line_starts
-        )
-    return any(first <= line <= last for first, last in ranges)
+        spans = ctx.__dict__["_string_spans"] = string_spans(ctx.data, lines.begin)
+    return any(o < begin and (c is None or begin <= c) for o, c in spans)
 
 
 def bare_pytest_main_calls(tree):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 _TARGETS: frozenset[str] = frozenset()
 
@@ -220,7 +221,9 @@ def targets_in_snippets(data: bytes) -> set[str]:
         return out  # a substring search, much faster than the regex over the whole file
     for snippet in wrapper_snippets(data):
         try:
-            expr = ast.parse(b"f(cuda_wrappers=" + snippet + b")", mode="eval")
+            with warnings.catch_warnings():  # (an invalid escape is no concern of a linter)
+                warnings.simplefilter("ignore")
+                expr = ast.parse(b"f(cuda_wrappers=" + snippet + b")", mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         out |= _targets_in_tree(expr)
@@ -377,11 +380,13 @@ def collect_aiter_import_time(paths) -> dict[str, list[tuple[int, int, int, int,
                 data_cache[path] = b""
         return data_cache[path]
 
+    from .python import parse as parse_python
+
     def parse(path):
         """(tree, import-time import statements) of a file, computed once."""
         if path not in parsed:
             try:
-                tree = ast.parse(data_of(path))
+                tree = parse_python(data_of(path))
                 parsed[path] = (tree, _import_time_statements(tree, Guards(tree)))
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 parsed[path] = (None, [])

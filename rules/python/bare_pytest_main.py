@@ -74,7 +74,7 @@ import re
 
 from kernlint.ci_layout import collected_test, is_enabled, is_main_entry, may_be_collected_test
 from kernlint.model import Rule
-from kernlint.python import LineSearch
+from kernlint.python import LineSearch, parse
 
 from .non_literal_ci_registration import ci_names, snippet_span, when_ci_configured
 from .unregistered_tests import CI_LINE, registrations
@@ -174,7 +174,7 @@ def _check_main_entry(ctx, has_guard: bool, blocks) -> None:
         # (A skeleton leaves out the functions defined in a main block, where the collector
         # counts the calls too: the whole file says.)
         try:
-            whole = ast.parse(ctx.data)
+            whole = parse(ctx.data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         if any(is_main_entry(s) for s in whole.body):
@@ -214,7 +214,7 @@ def _main_blocks(ctx):
         if _inside_string(ctx, lines, begin):
             return None
         try:
-            module = ast.parse(data[begin:end])
+            module = parse(data[begin:end])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         if len(module.body) != 1 or not isinstance(module.body[0], ast.If):

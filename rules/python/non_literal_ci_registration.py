@@ -45,7 +45,7 @@ from functools import lru_cache
 
 from kernlint.ci_layout import CI_FUNCTIONS, REGISTER_FUNCTIONS, registration_functions
 from kernlint.model import Rule
-from kernlint.python import LineSearch, parse
+from kernlint.python import LineSearch
 from kernlint.python.conventions import NamePattern, configured_names, when_configured
 from kernlint.python.facts import ast_offset, node_span, qualified
 
@@ -336,8 +336,12 @@ def _parse_statement(text: bytes) -> ast.Module | None:
     """`ast.parse(text)`, None where it is not valid Python, kept for the next file: the
     registrations and the runs of lines tried for them repeat from test file to test file
     (the snapshot's 2,966 parses are 1,232 texts). The trees are only read."""
+    import warnings
+
     try:
-        return parse(text)  # (warnings silenced: an invalid escape is no concern of a linter)
+        with warnings.catch_warnings():  # (an invalid escape is no concern of a linter)
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
     except (SyntaxError, ValueError):
         return None
 

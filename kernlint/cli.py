@@ -311,6 +311,29 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """The `kernlint` command (and `python -m kernlint`): `main`, then an exit that skips
+    the interpreter's freeing of every object the run built (after a large run that takes
+    longer than the report: 0.3 s of the SGLang wheel's 2.5). The exit handlers still run and
+    the output is flushed first; with other threads alive (the server), a normal exit."""
+    status = main()
+    code = status if isinstance(status, int) else (0 if status is None else 1)
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        sys.exit(code)
+    import atexit
+
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # (a closed or broken stream: nothing left to say)
+                pass
+        os._exit(code)
+
+
 def cmd_server() -> int:
     try:  # (pygls is imported only here: no other command pays for it)
         from .server import serve

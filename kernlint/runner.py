@@ -244,6 +244,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                         from .aiter_graph import gather_finish
 
                         gather_finish(pieces)
+                        pieces.clear()  # (the index holds what it needs of them)
                     if len(waiting) < PARALLEL_THRESHOLD:
                         for i, c in waiting:
                             done.append((i, *_lint_one(c, resolver, registry, True, want_digest)))

@@ -357,3 +357,30 @@ def test_other_files_continue_after_bad_one(jit):
     assert p.returncode == 1
     assert "a.cu: binary file" in p.stderr
     assert "b.cuh:1:4: CU001" in p.stdout
+
+
+def test_the_command_exits_without_teardown_but_with_its_output_and_exit_handlers(tmp_path, capsys):
+    """`kernlint` leaves without freeing every object (a large run's teardown is slower than
+    its report), after the exit handlers have run and the whole report is written: the
+    report equals `main`'s in this process, byte for byte, and the status is the same."""
+    import subprocess
+    import sys
+
+    from cli_support import check
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    fixtures = os.path.join(root, "fixtures", "cpp")
+    marker = tmp_path / "exit-handler-ran"
+    script = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: open({str(marker)!r}, 'w').write('yes'))\n"
+        "from kernlint.cli import run\n"
+        "sys.argv = ['kernlint', 'check', '--no-cache', '--output-format', 'json', "
+        f"{fixtures!r}]\n"
+        "run()\n"
+    )
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    status, out, _ = check(capsys, "--output-format", "json", fixtures)
+    assert (p.returncode, p.stdout.decode()) == (status, out)
+    assert status == 1 and len(json.loads(out)) > 100
+    assert marker.read_text() == "yes"

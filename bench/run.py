@@ -61,6 +61,19 @@ def byte_compile(python: str, *dirs: str) -> None:
     )
 
 
+def _console_entry() -> tuple[str, str]:
+    """(module, function) of the `kernlint` console script in pyproject.toml."""
+    try:
+        import tomllib
+    except ImportError:  # (Python 3.10)
+        import tomli as tomllib
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
+        entry = tomllib.load(fh)["project"]["scripts"]["kernlint"]
+    module, _, func = entry.partition(":")
+    return module.strip(), func.strip()
+
+
 def installed_kernlint(workdir: str) -> tuple[list[str], str]:
     """kernlint as `pip install .` lays it out, in a fresh virtual environment: the packages
     `kernlint` and `kernlint_rules` (from rules/), byte-compiled, and the `kernlint` console
@@ -102,14 +115,15 @@ def installed_kernlint(workdir: str) -> tuple[list[str], str]:
         byte_compile(
             python, os.path.join(purelib, "kernlint"), os.path.join(purelib, "kernlint_rules")
         )
+        module, func = _console_entry()
         script = os.path.join(venv, "bin", "kernlint")
         with open(script, "w") as fh:  # what pip writes for [project.scripts]
             fh.write(
                 f"#!{python}\n"
-                "import re\nimport sys\nfrom kernlint.cli import main\n"
+                f"import re\nimport sys\nfrom {module} import {func}\n"
                 "if __name__ == '__main__':\n"
                 "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
-                "    sys.exit(main())\n"
+                f"    sys.exit({func}())\n"
             )
         os.chmod(script, 0o755)
         check = subprocess.run([script, "--version"], capture_output=True, text=True)

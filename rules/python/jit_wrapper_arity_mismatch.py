@@ -81,6 +81,7 @@ import os
 import re
 
 from kernlint.model import Rule
+from kernlint.python import child_nodes, walk
 from kernlint.python.facts import node_span
 from kernlint.python.jit import when_loaders_configured
 
@@ -158,14 +159,18 @@ def _cache_once(f, facts, cached=None) -> bool:
     return any(decorator_kind(d, facts, cached) == "cache_once" for d in f.decorator_list)
 
 
+_NOT_OWN = (*_FUNCS, ast.ClassDef, ast.Lambda)
+
+
 def _own_nodes(func):
     """The nodes of `func`'s body, nested functions, classes and lambdas left out."""
     stack = list(func.body)
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (*_FUNCS, ast.ClassDef, ast.Lambda)):
+        # (`child_nodes`: without the `ctx`/`op` singletons, which nothing here looks for)
+        for child in child_nodes(node):
+            if not isinstance(child, _NOT_OWN):
                 stack.append(child)
 
 
@@ -287,7 +292,7 @@ def _bound_names(func, nodes, source) -> dict[str, list]:
     for stmt in func.body:
         if _is_name_assign(stmt):
             continue  # (an assignment holds no statement)
-        for sub in ast.walk(stmt):
+        for sub in walk(stmt):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
                 spoiled.add(sub.id)
     return {k: v for k, v in bound.items() if k not in spoiled}

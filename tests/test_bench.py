@@ -67,6 +67,35 @@ def test_installed_layout_runs_this_checkout(tmp_path):
     assert got.stdout == want.stdout and '"CU006"' in got.stdout
 
 
+def test_installed_script_calls_the_projects_entry_point(tmp_path):
+    """The console script the harness writes calls what pyproject.toml names (the command
+    that skips the interpreter's teardown), not a function of its own choosing."""
+    bench = _bench()
+    (script,) = bench.installed_kernlint(str(tmp_path))[0]
+    module, func = bench._console_entry()
+    assert (module, func) == ("kernlint.cli", "run")
+    with open(script) as fh:
+        assert f"from {module} import {func}\n" in fh.read()
+
+
+def test_profile_splits_a_run_into_its_parts(tmp_path):
+    """bench/profile.py prints the one-process parts (each rule that ran, the tree parses)
+    and the timeline of the run as it is."""
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x, float* y) { x[0] = y[0]; }\n")
+    (tmp_path / "m.py").write_text("import aiter\n")
+    p = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "profile.py"), "--tree", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "one process, CPU seconds" in p.stdout
+    assert "rule CU003" in p.stdout and "rule PY001" in p.stdout
+    assert "tree parse (cpp)" in p.stdout and "tree parse (python)" in p.stdout
+    assert "cross-file facts start" in p.stdout and "report written" in p.stdout
+
+
 def test_side_by_side_rotates_the_order_and_takes_medians(monkeypatch):
     bench = _bench()
     calls = []

@@ -1,0 +1,193 @@
+"""Where a run's time goes: the table of docs/benchmarks.md "Where the time goes".
+
+    python bench/profile.py --tree <SGLang snapshot>            # default rules
+    python bench/profile.py --tree <dir> -- --select ALL --preview
+
+Two measurements of `kernlint check --no-cache .` in DIR (the development interpreter):
+
+1. One process, no pool (what each part costs, in CPU seconds): start-up and discovery, the
+   cross-file facts, each rule's own check, the tree parses (counted apart from the rule
+   that first asks for a tree), and the rest of the per-file work (reading, trigger search,
+   settings, results).
+2. The run as it is (a pool of one worker per core): when each phase starts and ends, wall
+   clock, with the CPU of the parent and of the workers at each mark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _cpu() -> float:
+    return time.process_time()
+
+
+def one_process(args: list[str]) -> None:
+    """In this process: the parts of one run without a pool."""
+    sys.path.insert(0, ROOT)
+    import kernlint.engine as engine
+    import kernlint.registry as registry
+    import kernlint.runner as runner
+
+    runner._jobs = lambda: 1
+    parts: dict[str, float] = {}
+    nested: list[float] = []
+
+    def add(key: str, seconds: float) -> None:
+        parts[key] = parts.get(key, 0.0) + seconds
+
+    def timed(mod, name, key):
+        real = getattr(mod, name)
+
+        def wrapper(*a, **k):
+            t = _cpu()
+            try:
+                return real(*a, **k)
+            finally:
+                add(key, _cpu() - t)
+
+        setattr(mod, name, wrapper)
+
+    timed(runner, "discover", "start-up: discovery")
+    timed(runner, "_collect_project_facts", "cross-file facts (aiter index, FFI targets)")
+    load = registry.load_registry
+
+    def load_timed(*a, **k):
+        t = _cpu()
+        reg = load(*a, **k)
+        add("start-up: rules imported", _cpu() - t)
+        for rule in reg.rules:
+            if rule.check is None:
+                continue
+
+            def check(ctx, real=rule.check, code=rule.code):
+                t = _cpu()
+                nested.append(0.0)
+                try:
+                    return real(ctx)
+                finally:
+                    add(f"rule {code}", _cpu() - t - nested.pop())
+
+            object.__setattr__(rule, "check", check)
+        return reg
+
+    registry.load_registry = load_timed
+    tree = engine.Context.tree
+
+    def parse(self):
+        t = _cpu()
+        try:
+            return tree.func(self)
+        finally:
+            spent = _cpu() - t
+            add(f"tree parse ({self.source.language})", spent)
+            if nested:
+                nested[-1] += spent
+
+    prop = functools.cached_property(parse)
+    prop.__set_name__(engine.Context, "tree")
+    engine.Context.tree = prop
+    import kernlint.cli as cli
+
+    start = _cpu()
+    out = sys.stdout
+    sys.stdout = open(os.devnull, "w")
+    try:
+        cli.main(["check", "--no-cache", *args, "."])
+    finally:
+        sys.stdout.close()
+        sys.stdout = out
+    total = _cpu() - start
+    rest = total - sum(parts.values())
+    print(f"one process, CPU seconds (total {total:.3f}):")
+    for key, seconds in sorted(parts.items(), key=lambda kv: -kv[1]):
+        print(f"  {seconds:7.3f}  {key}")
+    print(f"  {rest:7.3f}  the rest: reading, trigger search, settings, results, report")
+
+
+def pool_timeline(args: list[str]) -> None:
+    """In this process: the run as it is, with the pool's phases marked."""
+    sys.path.insert(0, ROOT)
+    import kernlint.forkpool as forkpool
+    import kernlint.runner as runner
+
+    t0 = time.perf_counter()
+    marks = []
+
+    def mark(what: str) -> None:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        marks.append(
+            (
+                time.perf_counter() - t0,
+                own.ru_utime + own.ru_stime,
+                kids.ru_utime + kids.ru_stime,
+                what,
+            )
+        )
+
+    real_facts = runner._collect_project_facts
+
+    def facts(*a, **k):
+        mark("cross-file facts start")
+        try:
+            return real_facts(*a, **k)
+        finally:
+            mark("cross-file facts end")
+
+    runner._collect_project_facts = facts
+    real_imap = forkpool.imap_unordered
+
+    def imap(fn, items, jobs, meanwhile=None):
+        mark(f"pool of {min(jobs, len(items))} starts ({len(items)} work items)")
+        yield from real_imap(fn, items, jobs, meanwhile)
+        mark("pool ends")
+
+    forkpool.imap_unordered = imap
+    import kernlint.cli as cli
+
+    mark("imported")
+    out = sys.stdout
+    sys.stdout = open(os.devnull, "w")
+    try:
+        cli.main(["check", "--no-cache", *args, "."])
+    finally:
+        sys.stdout.close()
+        sys.stdout = out
+    mark("report written")
+    print("the run with its pool (wall s, CPU s of the parent, of the workers):")
+    for wall, own, kids, what in marks:
+        print(f"  {wall:6.3f}  {own:5.2f}  {kids:5.2f}  {what}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tree", required=True, help="the directory to check")
+    p.add_argument("--part", choices=("one-process", "pool"), help=argparse.SUPPRESS)
+    p.add_argument("check_args", nargs="*", help="more `kernlint check` options, after --")
+    a = p.parse_args()
+    a.tree = os.path.abspath(a.tree)
+    os.chdir(a.tree)
+    if a.part == "one-process":
+        one_process(a.check_args)
+        return 0
+    if a.part == "pool":
+        pool_timeline(a.check_args)
+        return 0
+    print(f"tree: {a.tree}; kernlint check --no-cache {' '.join([*a.check_args, '.'])}")
+    for part in ("one-process", "pool"):  # (each in a fresh process: nothing shared)
+        cmd = [sys.executable, os.path.abspath(__file__), "--tree", a.tree, "--part", part]
+        subprocess.run([*cmd, "--", *a.check_args], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

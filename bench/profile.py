@@ -44,19 +44,19 @@ def one_process(args: list[str]) -> None:
     def add(key: str, seconds: float) -> None:
         parts[key] = parts.get(key, 0.0) + seconds
 
-    def timed(mod, name, key):
+    def timed(mod, name, key, generator=False):
         real = getattr(mod, name)
 
         def wrapper(*a, **k):
             t = _cpu()
             try:
-                return real(*a, **k)
+                return list(real(*a, **k)) if generator else real(*a, **k)
             finally:
                 add(key, _cpu() - t)
 
         setattr(mod, name, wrapper)
 
-    timed(runner, "discover", "start-up: discovery")
+    timed(runner, "discover", "start-up: discovery", generator=True)
     timed(runner, "_collect_project_facts", "cross-file facts (aiter index, FFI targets)")
     load = registry.load_registry
 

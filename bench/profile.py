@@ -30,6 +30,17 @@ def _cpu() -> float:
     return time.process_time()
 
 
+def _check_quietly(cli, args: list[str]) -> None:
+    """`kernlint check --no-cache ARGS .` in this process, its report thrown away."""
+    out = sys.stdout
+    sys.stdout = open(os.devnull, "w")
+    try:
+        cli.main(["check", "--no-cache", *args, "."])
+    finally:
+        sys.stdout.close()
+        sys.stdout = out
+
+
 def one_process(args: list[str]) -> None:
     """In this process: the parts of one run without a pool."""
     sys.path.insert(0, ROOT)
@@ -98,13 +109,7 @@ def one_process(args: list[str]) -> None:
     import kernlint.cli as cli
 
     start = _cpu()
-    out = sys.stdout
-    sys.stdout = open(os.devnull, "w")
-    try:
-        cli.main(["check", "--no-cache", *args, "."])
-    finally:
-        sys.stdout.close()
-        sys.stdout = out
+    _check_quietly(cli, args)
     total = _cpu() - start
     rest = total - sum(parts.values())
     print(f"one process, CPU seconds (total {total:.3f}):")
@@ -155,13 +160,7 @@ def pool_timeline(args: list[str]) -> None:
     import kernlint.cli as cli
 
     mark("imported")
-    out = sys.stdout
-    sys.stdout = open(os.devnull, "w")
-    try:
-        cli.main(["check", "--no-cache", *args, "."])
-    finally:
-        sys.stdout.close()
-        sys.stdout = out
+    _check_quietly(cli, args)
     mark("report written")
     print("the run with its pool (wall s, CPU s of the parent, of the workers):")
     for wall, own, kids, what in marks:

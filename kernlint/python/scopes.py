@@ -104,6 +104,16 @@ def _is_global(scope: Scope, name: str) -> bool:
     return name in scope.global_names
 
 
+def param_names(args) -> list[str]:
+    """The names a function's parameters bind, in order."""
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    if args.vararg:
+        names.append(args.vararg.arg)
+    if args.kwarg:
+        names.append(args.kwarg.arg)
+    return names
+
+
 def build(tree: ast.Module) -> list[Scope]:
     """All scopes of a module, the module scope first, in the order a recursive visit in
     source order creates them. (The visit is a loop over a stack of pending work, in that
@@ -126,14 +136,6 @@ def build(tree: ast.Module) -> list[Scope]:
 
     def defaults(args):
         return args.defaults + [d for d in args.kw_defaults if d is not None]
-
-    def params_of(args):
-        names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-        if args.vararg:
-            names.append(args.vararg.arg)
-        if args.kwarg:
-            names.append(args.kwarg.arg)
-        return names
 
     def then(work):
         """Schedule `work` (a list of items, in visit order) to run next."""
@@ -182,11 +184,11 @@ def build(tree: ast.Module) -> list[Scope]:
             scope.bind(node.name, node)
             work = [(d, scope) for d in node.decorator_list]
             work += [(a, scope) for a in defaults(node.args)]
-            work.append(enter(node, "function", scope, params_of(node.args), node.body))
+            work.append(enter(node, "function", scope, param_names(node.args), node.body))
             then(work)
         elif isinstance(node, ast.Lambda):
             work = [(a, scope) for a in defaults(node.args)]
-            work.append(enter(node, "function", scope, params_of(node.args), [node.body]))
+            work.append(enter(node, "function", scope, param_names(node.args), [node.body]))
             then(work)
         elif isinstance(node, ast.ClassDef):
             scope.bind(node.name, node)

@@ -19,6 +19,7 @@ from bisect import bisect_left
 
 from . import child_nodes, lf_view
 from . import walk as _walk
+from .scopes import param_names
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -38,15 +39,6 @@ class _Scope:
         self.params = set(params)
         self.declared: set[str] = set()
         self.unknown = False
-
-
-def _params(args) -> list[str]:
-    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-    if args.vararg:
-        names.append(args.vararg.arg)
-    if args.kwarg:
-        names.append(args.kwarg.arg)
-    return names
 
 
 def _target_names(target, out: list) -> None:
@@ -174,7 +166,7 @@ def statement_bindings(tree, guards, data: bytes) -> StatementBindings | None:
                     p = _Path(v, True, p)  # (for the operands after it)
             elif c is ast.Lambda:
                 work.extend((d, sc, p) for d in _defaults(node.args))
-                inner = _Scope(node, "function", _params(node.args))
+                inner = _Scope(node, "function", param_names(node.args))
                 scopes.append(inner)
                 work.append((node.body, inner, p))
             elif c is ast.JoinedStr:
@@ -220,7 +212,7 @@ def statement_bindings(tree, guards, data: bytes) -> StatementBindings | None:
                     path = _Path(test, False, path)  # (for the statements after it)
             elif c in _FUNCS:
                 names.append(stmt.name)
-                inner = _Scope(stmt, "function", _params(stmt.args))
+                inner = _Scope(stmt, "function", param_names(stmt.args))
                 scopes.append(inner)
                 stack.append((stmt.body, inner, path))
             elif c is ast.ClassDef:
@@ -466,12 +458,12 @@ def build_scopes(tree) -> list:
         if c in funcs:
             scope.bind(node.name, node)
             args = node.args
-            push((_ENTER, node, "function", _params(args), node.body))
+            push((_ENTER, node, "function", param_names(args), node.body))
             extend(reversed(_defaults(args)))
             extend(reversed(node.decorator_list))
         elif c is ast.Lambda:
             args = node.args
-            push((_ENTER, node, "function", _params(args), [node.body]))
+            push((_ENTER, node, "function", param_names(args), [node.body]))
             extend(reversed(_defaults(args)))
         elif c is ast.ClassDef:
             scope.bind(node.name, node)

@@ -42,6 +42,9 @@ class FileResult:
     # Why the file is machine-generated (kernlint.jitscope.generated_reason): no rule checked
     # it. None for every other file.
     generated: str | None = None
+    # True where a rule asked for a cross-file fact a pool is still gathering
+    # (`ProjectFactsPending`): no finding was made, the file is to be linted again.
+    pending: bool = False
 
 
 class Context:
@@ -651,21 +654,10 @@ def lint_file(
     source, warning = read_source(path, display, language, limit)
     if source is None:
         return FileResult(display, warnings=[warning], abspath=path, language=language)
-    return lint_read(source, settings, is_jit, registry, enabled)
-
-
-class ProjectFactsPending(Exception):
-    """A rule asked for a cross-file fact that a pool is still gathering: the file is linted
-    again once the fact is known (never raised outside such a pool)."""
-
-
-def lint_read(source: SourceFile, settings, is_jit: bool, registry, enabled=None) -> FileResult:
-    """`lint_source` of a file `read_source` read, a crash turned into a warning naming it."""
-    display, path, language = source.path, source.abspath, source.language
     try:
         return lint_source(source, settings, is_jit, registry, enabled)
-    except ProjectFactsPending:
-        raise
+    except ProjectFactsPending:  # (its bytes kept: the pool takes what it gathers from them)
+        return FileResult(display, source=source, abspath=path, language=language, pending=True)
     except (RecursionError, MemoryError):
         return FileResult(
             display,
@@ -691,6 +683,11 @@ def lint_read(source: SourceFile, settings, is_jit: bool, registry, enabled=None
             abspath=path,
             language=language,
         )
+
+
+class ProjectFactsPending(Exception):
+    """A rule asked for a cross-file fact that a pool is still gathering: the file is linted
+    again once the fact is known (never raised outside such a pool)."""
 
 
 class RuleCrash(Exception):

@@ -69,27 +69,24 @@ def _lint_chunk(job):
     gather = _POOL_STATE.get("gather", False)
     done, found, pieces, later = [], set(), {}, []
     for i, cand in chunk:
-        if not (want_targets or gather):
-            res, digest = _lint_one(cand, resolver, registry, True, want_digest)
-        else:
-            # The file is read once, for the lint: its FFI wrapper targets and its part of the
-            # aiter import index come with it.
-            res, digest, source = _lint_gathering(cand, resolver, registry, want_digest)
-            if source is not None:
-                if want_targets:
-                    from .project import targets_in_snippets
+        res, digest = _lint_one(cand, resolver, registry, True, want_digest)
+        if res.source is not None:
+            # The file was read once, for the lint: its FFI wrapper targets and its part of
+            # the aiter import index come with it.
+            if want_targets:
+                from .project import targets_in_snippets
 
-                    found |= targets_in_snippets(source.data)
-                if gather:
-                    from .aiter_graph import piece_for
+                found |= targets_in_snippets(res.source.data)
+            if gather:
+                from .aiter_graph import piece_for
 
-                    path = os.path.abspath(cand.abspath)
-                    piece = piece_for(path, source.data)
-                    if piece is not None:
-                        pieces[path] = piece
-            if res is None:  # (it needs the whole index: linted once the index is built)
-                later.append((i, cand))
-                continue
+                path = os.path.abspath(cand.abspath)
+                piece = piece_for(path, res.source.data)
+                if piece is not None:
+                    pieces[path] = piece
+        if res.pending:  # (it needs the whole index: linted once the index is built)
+            later.append((i, cand))
+            continue
         if not any(d.fix is not None for d in res.diagnostics):
             res.source = None  # (kept for a fix: computed on exactly these bytes)
         if digest is not None or res.diagnostics or res.warnings or res.notes:
@@ -98,33 +95,6 @@ def _lint_chunk(job):
             done.append((i, res, digest))
         # else: nothing to send back (most files); the parent fills in an empty result
     return done, found, pieces, later
-
-
-def _lint_gathering(cand, resolver, registry, want_digest):
-    """(result, digest, source) of a file (source None: not read); result None where a rule
-    asked for a cross-file fact the pool is still gathering."""
-    from .engine import DEFAULT_MAX_FILE_SIZE, ProjectFactsPending, lint_read, read_source
-
-    settings = resolver.for_file(cand.abspath)
-    rules = settings.rules_for(cand.abspath)
-    is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
-    limit = getattr(settings, "max_file_size", DEFAULT_MAX_FILE_SIZE)
-    source, warning = read_source(cand.abspath, cand.display, cand.language, limit)
-    if source is None:
-        res = FileResult(
-            cand.display, warnings=[warning], abspath=cand.abspath, language=cand.language
-        )
-        return res, None, None
-    try:
-        res = lint_read(source, settings, is_jit, registry, rules)
-    except ProjectFactsPending:
-        return None, None, source
-    digest = None
-    if want_digest and res.source is not None:
-        from .cache import content_hash
-
-        digest = content_hash(res.source.data)
-    return res, digest, source
 
 
 def _preload_cpp() -> None:
@@ -223,6 +193,9 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                 later.extend(got_later)
             return found
 
+        def lint_here(items) -> None:  # (in this process: a few files)
+            done.extend((i, *_lint_one(c, resolver, registry, True, want_digest)) for i, c in items)
+
         try:
             if deferred or gather:
                 from .project import set_wrapper_targets
@@ -246,8 +219,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                         gather_finish(pieces)
                         pieces.clear()  # (the index holds what it needs of them)
                     if len(waiting) < PARALLEL_THRESHOLD:
-                        for i, c in waiting:
-                            done.append((i, *_lint_one(c, resolver, registry, True, want_digest)))
+                        lint_here(waiting)
                         waiting.clear()
 
                 if len(others) >= PARALLEL_THRESHOLD:
@@ -258,8 +230,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                 if len(waiting) >= PARALLEL_THRESHOLD:
                     lint_all(waiting)  # (forked once the index is built: the workers share it)
                 else:
-                    for i, c in waiting:
-                        done.append((i, *_lint_one(c, resolver, registry, True, want_digest)))
+                    lint_here(waiting)
             else:
                 if any(p[1].language == "cpp" for p in pending):
                     _preload_cpp()

@@ -50,6 +50,10 @@ KEY_BYTES = 32
 # coarsest common timestamp granularity (FAT: 2 s) could hide a same-size edit.
 RACY_NS = 2_000_000_000
 EMPTY_RESULT = "[[],[],[]]"
+# The group of run records (kernlint.runner: a whole run's keys and what it asked the file
+# system), signature -> "mac payload"; at most RUN_RECORDS of them.
+RUN_GROUP = "run-records:1"
+RUN_RECORDS = 8
 EMPTY_TARGETS = "[]"
 _HEADER_MAX = 1024
 _MAGIC = "kernlint-cache"
@@ -415,10 +419,46 @@ class Cache:
         group[abspath] = f"{fields} {mac} {payload}"
         self.dirty = True
 
+    def lookup_run(self, signature: str) -> str | None:
+        """The run record stored under `signature` (kernlint.runner), or None."""
+        group = self.entries.get(RUN_GROUP)
+        if type(group) is not dict:
+            return None
+        e = group.get(signature)
+        if type(e) is not str:
+            return None
+        if not self.trusted and not self._run_checks_out(signature, e):
+            del group[signature]
+            return None
+        return e.partition(" ")[2]
+
+    def store_run(self, signature: str, payload: str) -> None:
+        """Keep a run record (at most RUN_RECORDS of them: the oldest goes first)."""
+        if self.key is None:
+            return
+        group = self.entries.get(RUN_GROUP)
+        if type(group) is not dict:
+            group = self.entries[RUN_GROUP] = {}
+        group.pop(signature, None)
+        while len(group) >= RUN_RECORDS:
+            del group[next(iter(group))]
+        group[signature] = self._mac(RUN_GROUP, signature, payload) + " " + payload
+        self.dirty = True
+
+    def _run_checks_out(self, signature: str, e) -> bool:
+        if type(e) is not str or "\0" in signature:
+            return False
+        mac, _, payload = e.partition(" ")
+        return mac.isascii() and hmac.compare_digest(self._mac(RUN_GROUP, signature, payload), mac)
+
     def _checked_entries(self) -> dict:
         out = {}
         for key, group in self.entries.items():
-            if type(group) is dict:
+            if type(group) is dict and key == RUN_GROUP:
+                kept = {p: e for p, e in group.items() if self._run_checks_out(p, e)}
+                if kept:
+                    out[key] = kept
+            elif type(group) is dict:
                 kept = {p: e for p, e in group.items() if self._checks_out(key, p, e)}
                 if kept:
                     out[key] = kept

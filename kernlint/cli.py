@@ -316,6 +316,9 @@ def run() -> None:
     the interpreter's freeing of every object the run built (after a large run that takes
     longer than the report: 0.3 s of the SGLang wheel's 2.5). The exit handlers still run and
     the output is flushed first; with other threads alive (the server), a normal exit."""
+    from .runner import record_runs
+
+    record_runs()  # (a fresh process: its first run may keep a run record)
     status = main()
     code = status if isinstance(status, int) else (0 if status is None else 1)
     threading = sys.modules.get("threading")

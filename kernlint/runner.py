@@ -112,13 +112,56 @@ def _jobs() -> int:
     return max(1, n)
 
 
-def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
-    """Lint candidates (cached results reused); results come back in candidate order."""
-    if cache is not None:
-        from .cache import settings_key  # (hashlib, hmac, json: not needed without a cache)
+def lint_candidates(candidates, resolver, registry, cache=None, jobs=None, replay=False):
+    """Lint candidates (cached results reused); results come back in candidate order.
+    `replay`: the results may come from a run record (see `_replayed`): the caller needs no
+    cross-file facts after the run (it fixes nothing)."""
+    global _RECORD_RUN
     for name in ("kernlint.jitscope", "kernlint.sgl_headers", "kernlint.jit_wiring"):
         if name in sys.modules:  # (headers read by an earlier run may have changed)
             sys.modules[name].reset()
+    signature = recorder = stats = None
+    if cache is not None:
+        stats = [_stat(c.abspath) for c in candidates]  # once: the project facts use them too
+        signature = _run_signature(candidates, resolver, registry)
+        if signature is not None:
+            if replay:
+                found = _replayed(cache, signature, candidates, stats)
+                if found is not None:
+                    LAST_RUN[:] = ["replayed"]
+                    return found
+            if _RECORD_RUN:
+                from .fsprobe import Recorder
+
+                recorder = Recorder()
+    _RECORD_RUN = False  # (only a process's first run: no earlier run's memo hid a question)
+    LAST_RUN[:] = ["recorded" if recorder is not None else "linted"]
+    if recorder is not None:
+        recorder.__enter__()
+    try:
+        return _lint_candidates(
+            candidates, resolver, registry, cache, jobs, stats, recorder, signature
+        )
+    finally:
+        if recorder is not None:
+            recorder.__exit__(None, None, None)
+
+
+# The first `lint_candidates` of a process started as the `kernlint` command keeps a run record
+# (`record_runs`); LAST_RUN: how the last run went ("replayed", "recorded", "linted").
+_RECORD_RUN = False
+LAST_RUN: list[str] = []
+
+
+def record_runs() -> None:
+    """The next `lint_candidates` with a cache (this process's first) keeps a run record."""
+    global _RECORD_RUN
+    _RECORD_RUN = True
+
+
+def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorder, signature):
+    if cache is not None:
+        from .cache import settings_key
 
     jobs = jobs or _jobs()
     parallel = jobs > 1 and len(candidates) >= PARALLEL_THRESHOLD and _can_fork()
@@ -136,10 +179,9 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     deferred = in_pool and _wants_wrappers(candidates, resolver)
     results = [None] * len(candidates)
     keys = [None] * len(candidates)
-    stats = [None] * len(candidates)
+    if stats is None:
+        stats = [None] * len(candidates)
     unparsed = recording_unparsed()
-    if cache is not None:
-        stats = [_stat(c.abspath) for c in candidates]  # once: the project facts use them too
     gather = _collect_project_facts(
         candidates, resolver, cache, wrappers=not deferred, stats=stats, aiter_in_pool=in_pool
     )
@@ -167,6 +209,11 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
                     if results[i] is not None:  # (None: an entry of the wrong shape)
                         continue
         pending.append((i, cand))
+    if recorder is not None:  # (the keys are made: what they asked of the file system is known)
+        recorder.__exit__(None, None, None)
+        record = _run_record(candidates, keys, stats, recorder.probes, cache)
+    else:
+        record = None
 
     semantic = _plan_semantic(pending, resolver, cache)
     want_digest = cache is not None
@@ -240,14 +287,18 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None):
     else:
         done = [(i, *_lint_one(cand, resolver, registry, True, want_digest)) for i, cand in pending]
 
+    stored = 0
     for i, res, digest in done:
         results[i] = res
         if cache is not None and digest is not None and stats[i] is not None:
             cache.store(candidates[i].abspath, keys[i], stats[i], digest, _to_payload(res))
+            stored += 1
     for i, res in enumerate(results):
         if res is None:  # linted in a worker that found nothing: not sent back
             cand = candidates[i]
             results[i] = FileResult(cand.display, abspath=cand.abspath, language=cand.language)
+    if record is not None and stored == len(done):
+        cache.store_run(signature, record)  # (every result is in the cache under its key)
     if semantic:
         from .semantic.pch import finish
 
@@ -394,6 +445,134 @@ def _stat(path: str):
         return os.stat(path)
     except OSError:
         return None
+
+
+# -- run records ------------------------------------------------------------------------------
+# A run with a cache keeps, beside the files' results, a record of the whole run: the files it
+# checked, the key each file's result is stored under, and every question the making of those
+# keys asked the file system (kernlint.fsprobe: each path stat-ed, opened or listed, and what it
+# was). The next run of the same files under the same settings asks those questions again; when
+# every answer is the same, each file's key is the one recorded (a key is a function of the
+# settings, the files' bytes and those answers) and the results are looked up under them,
+# without the cross-file facts the keys are made of. Any other answer, a file added or gone,
+# or a result not found, and the run makes its keys as it always does. A record whose probed
+# paths changed within the racy window of the run (an edit within the same timestamp tick) is
+# not kept.
+RUN_RECORD_FORMAT = 1
+
+
+def _run_signature(candidates, resolver, registry) -> str | None:
+    """What a run record is kept under: kernlint and its rules, the Python version, each
+    config's merged values and the command line's overrides, whether the unparsed regions are
+    recorded; None for a run whose results depend on more (the semantic pass, compilation)."""
+    import hashlib
+    import json
+
+    from . import __version__
+    from .cache import FORMAT, code_key
+    from .registry import local_key
+
+    for cand in candidates:
+        if cand.explicit:
+            resolver.for_file(cand.abspath)  # (a named file's settings may not be built yet)
+    all_settings = resolver.all_settings()
+    if any(getattr(s, "semantic", False) or getattr(s, "compile", False) for s in all_settings):
+        return None
+    parts = [
+        __version__,
+        FORMAT,
+        RUN_RECORD_FORMAT,
+        code_key(),
+        local_key(registry.rules),
+        list(sys.version_info[:2]),
+        recording_unparsed(),
+        repr(resolver.overrides),
+        os.getcwd(),
+    ]
+    for s in sorted(all_settings, key=lambda s: (s.raw.path or "", s.root)):
+        raw = s.raw
+        parts.append([raw.path, raw.root, raw.values, raw.key_roots, raw.key_files])
+    text = json.dumps(parts, sort_keys=True, default=repr, ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _run_record(candidates, keys, stats, probes, cache) -> str | None:
+    """The record of a run (JSON text), or None when it cannot vouch for its keys: a file
+    without a stat, a path that cannot be written on a line of its own, or a probed path
+    modified within the racy window of the run's start. (The files and probes are lines of
+    tab-separated fields: one string each, quick to read back.)"""
+    import json
+
+    from .fsprobe import RACY_NS, racy
+
+    if any(st is None for st in stats):
+        return None
+    rows = [(kind, path, seen) for (kind, path), seen in probes.items()]
+    floor = cache.started - RACY_NS
+    if racy(rows, cache.started) or any(st.st_mtime_ns >= floor for st in stats):
+        return None
+    files = [(c.display, c.abspath, c.language, "1" if c.explicit else "0") for c in candidates]
+    if any(_SEPARATORS.intersection(f) for row in (*files, *rows) for f in row[:2]):
+        return None
+    table: dict[str, int] = {}
+    index = [table.setdefault(k, len(table)) for k in keys]
+    record = {
+        "files": "\n".join("\t".join(row) for row in files),
+        "keys": list(table),
+        "key_of": ",".join(map(str, index)),
+        "probes": "\n".join("\t".join(row) for row in rows),
+    }
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=True)
+
+
+_SEPARATORS = frozenset("\t\n")
+
+
+def _replayed(cache, signature, candidates, stats) -> list | None:
+    """The results of a run answered from its record (see above), or None."""
+    text = cache.lookup_run(signature)
+    if text is None:
+        return None
+    from .cache import _loads
+    from .fsprobe import changed
+
+    record = _loads(text)
+    if not (
+        type(record) is dict
+        and type(record.get("files")) is str
+        and type(record.get("keys")) is list
+        and type(record.get("key_of")) is str
+        and type(record.get("probes")) is str
+    ):
+        return None
+    table = record["keys"]
+    files = record["files"].split("\n") if candidates else []
+    index = record["key_of"].split(",") if candidates else []
+    if len(files) != len(candidates) or len(index) != len(candidates):
+        return None
+    for cand, row in zip(candidates, files, strict=True):
+        if row != "\t".join(
+            (cand.display, cand.abspath, cand.language, "1" if cand.explicit else "0")
+        ):
+            return None
+    probes = [row.split("\t") for row in record["probes"].split("\n")] if record["probes"] else []
+    if any(len(p) != 3 for p in probes):
+        return None
+    known = {c.abspath: st for c, st in zip(candidates, stats, strict=True) if st is not None}
+    if changed(probes, known):
+        return None
+    results = []
+    for i, cand in enumerate(candidates):
+        k = index[i]
+        if stats[i] is None or not k.isdigit() or int(k) >= len(table):
+            return None
+        key = table[int(k)]
+        payload = cache.lookup_stat(cand.abspath, key, stats[i]) if type(key) is str else None
+        res = _from_payload(cand, payload) if payload is not None else None
+        if res is None:
+            return None
+        results.append(res)
+    return results
 
 
 def _project_key(cand, rules, settings=None, is_jit=False, cache=None, stat=None) -> str:
@@ -673,7 +852,8 @@ def run_check(args, registry, resolver) -> int:
     compile_cache = None if args.no_cache else cache.directory
     _compile_pass(candidates, resolver, compile_cache, getattr(args, "compile_from", None))
     try:
-        results = lint_candidates(candidates, resolver, registry, cache=cache)
+        replay = not (_fixing(args) or args.diff)  # (a fix lints again: it needs the facts)
+        results = lint_candidates(candidates, resolver, registry, cache=cache, replay=replay)
     finally:
         record_unparsed(False)
     if cache is not None:

@@ -1,0 +1,222 @@
+"""What a stretch of code asked the file system: every path it stat-ed, opened or listed, with
+what it saw, so that a later run can tell whether the answers it built on still hold.
+
+`Recorder` swaps the `os` and `io` functions that look at the file system (`os.stat`, `os.lstat`,
+`os.open`, `os.scandir`, `os.listdir`, `open`) for ones that note each path and what it was (its
+file type, size and modification time, or that it was missing; a directory's entries, with their
+types), for the duration of a `with` block, in this process only. `os.path.exists`, `isfile`,
+`isdir`, `getsize`, `os.walk`, `glob` and `pathlib` go through those functions and are noted too.
+A call on a file descriptor is not noted (the open that made it was).
+
+`changed(probes)` asks the same questions again: True as soon as one answer differs. A probe
+whose path was modified within `RACY_NS` of a time (`racy`) cannot vouch for its bytes (an edit
+within the same timestamp tick keeps size and modification time): such a record is not kept.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import io
+import os
+import stat
+
+RACY_NS = 2_000_000_000  # (as the result cache: FAT's 2 s timestamps)
+
+_STAT, _LSTAT, _LIST = "s", "l", "d"
+
+
+def _describe(st) -> str:
+    return f"{stat.S_IFMT(st.st_mode)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _listing(entries) -> str:
+    """A directory's entries: their names and types, in name order (a digest)."""
+    h = hashlib.blake2b(digest_size=12)
+    for name, kind in sorted(entries):
+        h.update(f"{name}\0{kind}\0".encode("utf-8", "surrogateescape"))
+    return "ls:" + h.hexdigest()
+
+
+def _entry_kind(entry) -> str:
+    try:
+        if entry.is_symlink():
+            return "l"
+        return "d" if entry.is_dir(follow_symlinks=False) else "f"
+    except OSError:
+        return "?"
+
+
+class _Entries:
+    """What `os.scandir` returns (an iterator and a context manager), over entries already
+    read: the listing noted is the one the caller sees."""
+
+    def __init__(self, entries) -> None:
+        self._it = iter(entries)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._it = iter(())
+
+
+def _key_path(path) -> str | None:
+    """The absolute path a call names, or None for a file descriptor or an odd argument."""
+    if isinstance(path, int):
+        return None
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        return None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return _real["abspath"](path)
+
+
+_real = {
+    "stat": os.stat,
+    "lstat": os.lstat,
+    "open": os.open,
+    "scandir": os.scandir,
+    "listdir": os.listdir,
+    "builtin_open": builtins.open,
+    "io_open": io.open,
+    "abspath": os.path.abspath,
+}
+
+
+class Recorder:
+    """`with Recorder() as rec:` notes the file-system questions asked inside the block
+    (`rec.probes`: (kind, absolute path) -> answer, the first answer seen). Not reentrant;
+    not for threads (the swapped functions are the process's)."""
+
+    def __init__(self) -> None:
+        self.probes: dict[tuple[str, str], str] = {}
+
+    def _note_stat(self, kind: str, path) -> None:
+        key = _key_path(path)
+        if key is None or (kind, key) in self.probes:
+            return
+        try:
+            st = (_real["stat"] if kind == _STAT else _real["lstat"])(key)
+        except (OSError, ValueError):
+            self.probes[(kind, key)] = "-"
+        else:
+            self.probes[(kind, key)] = _describe(st)
+
+    def _note_listing(self, key: str, entries) -> None:
+        if (_LIST, key) not in self.probes:
+            self.probes[(_LIST, key)] = _listing(entries)
+
+    def __enter__(self) -> Recorder:
+        rec = self
+        real = _real
+
+        def stat_(path, *args, **kwargs):
+            if not args and not kwargs.get("dir_fd"):
+                follow = kwargs.get("follow_symlinks", True)
+                rec._note_stat(_STAT if follow else _LSTAT, path)
+            return real["stat"](path, *args, **kwargs)
+
+        def lstat_(path, *args, **kwargs):
+            if not args and not kwargs.get("dir_fd"):
+                rec._note_stat(_LSTAT, path)
+            return real["lstat"](path, *args, **kwargs)
+
+        def open_(path, flags, *args, **kwargs):
+            if not kwargs.get("dir_fd"):
+                rec._note_stat(_STAT, path)
+            return real["open"](path, flags, *args, **kwargs)
+
+        def scandir_(path="."):
+            key = _key_path(path)
+            if key is None:  # (a descriptor)
+                return real["scandir"](path)
+            try:
+                with real["scandir"](path) as it:
+                    entries = list(it)
+            except OSError:
+                rec.probes.setdefault((_LIST, key), "-")
+                raise
+            rec._note_listing(key, [(e.name, _entry_kind(e)) for e in entries])
+            return _Entries(entries)
+
+        def listdir_(path="."):
+            key = _key_path(path)
+            if key is None:
+                return real["listdir"](path)
+            try:
+                with real["scandir"](path) as it:
+                    entries = list(it)
+            except OSError:
+                rec.probes.setdefault((_LIST, key), "-")
+                raise
+            rec._note_listing(key, [(e.name, _entry_kind(e)) for e in entries])
+            names = [e.name for e in entries]
+            return [os.fsencode(n) for n in names] if isinstance(path, bytes) else names
+
+        def builtin_open_(file, *args, **kwargs):
+            if not isinstance(file, int):
+                rec._note_stat(_STAT, file)
+            return real["builtin_open"](file, *args, **kwargs)
+
+        os.stat, os.lstat, os.open = stat_, lstat_, open_
+        os.scandir, os.listdir = scandir_, listdir_
+        builtins.open = io.open = builtin_open_
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.stat, os.lstat, os.open = _real["stat"], _real["lstat"], _real["open"]
+        os.scandir, os.listdir = _real["scandir"], _real["listdir"]
+        builtins.open, io.open = _real["builtin_open"], _real["io_open"]
+
+
+def answer(kind: str, path: str) -> str:
+    """What the file system answers now to a probe (as `Recorder` noted it)."""
+    if kind == _LIST:
+        try:
+            with _real["scandir"](path) as it:
+                entries = [(e.name, _entry_kind(e)) for e in it]
+        except OSError:
+            return "-"
+        return _listing(entries)
+    try:
+        st = (_real["stat"] if kind == _STAT else _real["lstat"])(path)
+    except (OSError, ValueError):
+        return "-"
+    return _describe(st)
+
+
+def changed(probes, known=None) -> bool:
+    """Does any probe ((kind, path, answer) triples) get another answer now? `known`: absolute
+    path -> an `os.stat` result of it taken by this run (asked once, not again here)."""
+    known = known or {}
+    for kind, path, seen in probes:
+        st = known.get(path) if kind == _STAT else None
+        now = _describe(st) if st is not None else answer(kind, path)
+        if now != seen:
+            return True
+    return False
+
+
+def racy(probes, since_ns: int) -> bool:
+    """Was a probed file (not a directory: a listing is its names, not their times) modified
+    within RACY_NS of `since_ns`, or later?"""
+    floor = since_ns - RACY_NS
+    for kind, _path, seen in probes:
+        if kind == _LIST:
+            continue
+        head = seen.split(":")
+        if len(head) == 3 and head[0] != str(stat.S_IFDIR) and int(head[2]) >= floor:
+            return True
+    return False

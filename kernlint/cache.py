@@ -27,6 +27,10 @@ regular file or is over `MAX_BYTES`, invalid JSON, another version, a wrong type
 that does not match) is dropped without a message: results are always those of a run without
 the cache. When the key cannot be read or created, the cache is not used.
 
+Beside the files' entries, the group `run-records:1` keeps run records (kernlint.runner: a
+whole run's files, their keys, and what making the keys asked the file system), each one string
+"mac payload", its mac over the group's name, the record's signature and the payload.
+
 The file is written atomically (temp file + rename), so concurrent runs never see a torn file
 (the last writer wins). The directory gets a `.gitignore` holding `*`.
 """
@@ -53,7 +57,7 @@ EMPTY_RESULT = "[[],[],[]]"
 # The group of run records (kernlint.runner: a whole run's keys and what it asked the file
 # system), signature -> "mac payload"; at most RUN_RECORDS of them.
 RUN_GROUP = "run-records:1"
-RUN_RECORDS = 8
+RUN_RECORDS = 4
 EMPTY_TARGETS = "[]"
 _HEADER_MAX = 1024
 _MAGIC = "kernlint-cache"

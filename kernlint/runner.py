@@ -462,9 +462,10 @@ RUN_RECORD_FORMAT = 1
 
 
 def _run_signature(candidates, resolver, registry) -> str | None:
-    """What a run record is kept under: kernlint and its rules, the Python version, each
-    config's merged values and the command line's overrides, whether the unparsed regions are
-    recorded; None for a run whose results depend on more (the semantic pass, compilation)."""
+    """What a run record is kept under: the checked files, kernlint and its rules, the Python
+    version, each config's merged values and the command line's overrides, whether the
+    unparsed regions are recorded; None for a run whose results depend on more (the semantic
+    pass, compilation)."""
     import hashlib
     import json
 
@@ -493,7 +494,14 @@ def _run_signature(candidates, resolver, registry) -> str | None:
         raw = s.raw
         parts.append([raw.path, raw.root, raw.values, raw.key_roots, raw.key_files])
     text = json.dumps(parts, sort_keys=True, default=repr, ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    h = hashlib.sha256(text.encode())
+    for c in candidates:  # (each set of checked files its own record: `.` and `srt/` both kept)
+        h.update(
+            f"{c.display}\0{c.abspath}\0{c.language}\0{c.explicit:d}\0".encode(
+                errors="surrogateescape"
+            )
+        )
+    return h.hexdigest()[:32]
 
 
 def _run_record(candidates, keys, stats, probes, cache) -> str | None:

@@ -134,6 +134,15 @@ def test_a_new_file_and_a_config_edit_make_new_keys(tree):
     assert tree.warm()[1] == "recorded"
 
 
+def test_each_set_of_checked_files_keeps_its_record(tree):
+    whole = [str(tree.root / "repo")]
+    assert tree.warm()[1] == "recorded"
+    assert tree.warm(paths=whole)[1] == "recorded"
+    assert tree.warm()[1] == "replayed"
+    assert tree.warm(paths=whole)[1] == "replayed"
+    assert len(tree.records()) == 2
+
+
 def test_a_tree_edited_just_now_keeps_no_record(tree):
     (tree.ops / "other.py").write_text("def g(y):\n    return y\n", encoding="utf-8")
     assert tree.warm()[1] == "recorded"
@@ -163,6 +172,22 @@ def test_a_record_that_does_not_check_out_is_dropped(tree):
     path.write_bytes(header + b"\n" + json.dumps(entries).encode())
     found, how = tree.warm()
     assert how == "recorded"
+
+
+def test_a_signed_record_pointing_at_other_keys_is_not_trusted_blindly(tree, monkeypatch):
+    from kernlint.cache import Cache
+
+    found, _ = tree.warm()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tree.root / "xdg"))
+    cache = Cache(str(tree.cache))
+    ((signature, entry),) = cache.entries["run-records:1"].items()
+    record = json.loads(entry.partition(" ")[2])
+    record["keys"] = ["0" * 24]  # (every file under a key nothing was stored under)
+    record["key_of"] = ",".join("0" for _ in record["key_of"].split(","))
+    cache.store_run(signature, json.dumps(record))  # (signed with the user's own key)
+    cache.save()
+    assert tree.warm() == (found, "recorded")
+    assert tree.warm() == (found, "replayed")
 
 
 def test_in_process_runs_keep_no_record(tree, monkeypatch, capsys):

@@ -123,6 +123,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None, repla
     signature = recorder = stats = None
     if cache is not None:
         stats = [_stat(c.abspath) for c in candidates]  # once: the project facts use them too
+    if cache is not None and (replay or _RECORD_RUN):
         signature = _run_signature(candidates, resolver, registry)
         if signature is not None:
             if replay:

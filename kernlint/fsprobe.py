@@ -3,7 +3,7 @@ what it saw, so that a later run can tell whether the answers it built on still 
 
 `Recorder` swaps the `os` and `io` functions that look at the file system (`os.stat`, `os.lstat`,
 `os.open`, `os.scandir`, `os.listdir`, `open`) for ones that note each path and what it was (its
-file type, size and modification time, or that it was missing; a directory's entries, with their
+mode, size and modification time, or that it was missing; a directory's entries, with their
 types), for the duration of a `with` block, in this process only. `os.path.exists`, `isfile`,
 `isdir`, `getsize`, `os.walk`, `glob` and `pathlib` go through those functions and are noted too.
 A call on a file descriptor is not noted (the open that made it was).
@@ -27,7 +27,9 @@ _STAT, _LSTAT, _LIST = "s", "l", "d"
 
 
 def _describe(st) -> str:
-    return f"{stat.S_IFMT(st.st_mode)}:{st.st_size}:{st.st_mtime_ns}"
+    """A stat's answer: its mode (the file type and the permission bits: a file made unreadable
+    is another answer), size and modification time."""
+    return f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def _listing(entries) -> str:
@@ -187,7 +189,7 @@ def answer(kind: str, path: str) -> str:
         try:
             with _real["scandir"](path) as it:
                 entries = [(e.name, _entry_kind(e)) for e in it]
-        except OSError:
+        except (OSError, ValueError):  # (ValueError: a NUL or a lone surrogate in the path)
             return "-"
         return _listing(entries)
     try:
@@ -217,6 +219,8 @@ def racy(probes, since_ns: int) -> bool:
         if kind == _LIST:
             continue
         head = seen.split(":")
-        if len(head) == 3 and head[0] != str(stat.S_IFDIR) and int(head[2]) >= floor:
+        if len(head) != 3 or not (head[0].isdigit() and head[2].isdigit()):
+            continue
+        if not stat.S_ISDIR(int(head[0])) and int(head[2]) >= floor:
             return True
     return False

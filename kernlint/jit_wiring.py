@@ -785,6 +785,7 @@ def reset() -> None:
     _IS_FILE.clear()
     _INCLUDED.clear()
     _STATS.clear()
+    _CSRC_INDEX.clear()
 
 
 # Each file's stat, taken once per run (reset between runs) and for at most a second (a
@@ -1003,6 +1004,7 @@ def dependency_key(abspath: str, settings, cache=None, stat=None) -> str:
             continue
         parts.append(f"{layout}:{root}")
         named = []
+        missing = []  # (a name without a file: the message names the folder and look-alikes)
         for m in _SOURCE_LIST.finditer(data):
             # (to the later of the first `]` and `)`: an over-approximation of the list)
             end = min(max(data.find(b"]", m.end()), data.find(b")", m.end())), m.end() + 8192)
@@ -1013,17 +1015,23 @@ def dependency_key(abspath: str, settings, cache=None, stat=None) -> str:
                 path = resolve_source(root, text)
                 if path is not None:
                     named.append(path)
+                    if not os.path.isfile(path):
+                        missing.append(text)
         recent = time.time_ns() - RECENT_NS
         for path in include_closure_paths(root, named, cache) + loader_files(root):
             st = _stat(path)
             if st is None:
                 parts.append(f"{path}:-")
                 continue
-            parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+            parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_mode}")
             if st.st_mtime_ns >= recent:  # (an edit within the same mtime tick: the bytes)
                 try:
                     with open(path, "rb") as fh:
                         parts.append(hashlib.sha256(fh.read()).hexdigest())
                 except OSError:
                     parts.append("-")
-    return "|jit-wiring:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        if missing:  # (jit-source-not-found: the folder as shown from here, the look-alikes)
+            parts.append(f"cwd:{os.getcwd()}")
+            parts += [f"similar:{n}:{similar_sources(root, n)}" for n in sorted(set(missing))]
+    text = "\n".join(parts).encode("utf-8", "surrogateescape")
+    return "|jit-wiring:" + hashlib.sha256(text).hexdigest()[:16]

@@ -573,7 +573,7 @@ def _replayed(cache, signature, candidates, stats) -> list | None:
     results = []
     for i, cand in enumerate(candidates):
         k = index[i]
-        if stats[i] is None or not k.isdigit() or int(k) >= len(table):
+        if stats[i] is None or not (k.isascii() and k.isdigit()) or int(k) >= len(table):
             return None
         key = table[int(k)]
         payload = cache.lookup_stat(cand.abspath, key, stats[i]) if type(key) is str else None

@@ -122,3 +122,19 @@ def test_registered_root_helper():
         os.sep, "r", "test", "registered"
     )
     assert registered_root("/r/test/manual/test_x.py") is None
+
+
+def test_warm_run_follows_a_group_directory_removed(tree):
+    # `from sglang.kernels.ops import norm`, `ops/norm/` an empty directory: a group of its own,
+    # so the test (under norm/) imports wrappers of two groups and is not reported; without
+    # the directory `norm` is no group, and the test belongs with the `elementwise` wrapper.
+    test = tree.root / "repo" / "test" / "registered" / "kernels" / "ops" / "norm"
+    _write(
+        test / "test_scale.py",
+        TEST.replace("import scale\n", "import scale\nfrom sglang.kernels.ops import norm\n"),
+    )
+    (tree.ops / "norm").mkdir()
+    assert _same_as_uncached(tree, "repo/test") == []
+    (tree.ops / "norm").rmdir()
+    found = _same_as_uncached(tree, "repo/test")
+    assert len(found) == 1 and "elementwise/test_scale.py" in found[0][1]

@@ -147,3 +147,37 @@ def test_jit_source_root_setting(tmp_path, monkeypatch, capsys):
     assert main(["check", "pkg", "--no-cache", "--select", SELECT]) == 2
     err = capsys.readouterr().err
     assert "jit-source-root" in err and "kernlint.toml" in err and "Traceback" not in err
+
+
+def test_warm_run_follows_look_alikes_of_a_missing_file_and_the_folder_shown(tree, monkeypatch):
+    # jit-source-not-found names the JIT sources folder as seen from the working directory and
+    # the files of the same name elsewhere under it: both are part of the file's cache key.
+    (tree.jit / "csrc" / "elementwise" / "scale.cuh").unlink()
+    _write(tree.jit / "csrc" / "other" / "scale.cuh", CUH, 1)
+    found = _same_as_uncached(tree)
+    assert [c for c, _ in found] == ["PY008"] and "`other/scale.cuh`?" in found[0][1]
+    _write(tree.jit / "csrc" / "third" / "scale.cuh", CUH, 2)
+    found = _same_as_uncached(tree)
+    assert "`other/scale.cuh` or `third/scale.cuh`?" in found[0][1]
+    monkeypatch.chdir(tree.jit.parents[3])  # (from inside `repo`)
+    found = _same_as_uncached(tree, ".")
+    assert "(`python/sglang/kernels/jit/csrc`)" in found[0][1]
+
+
+def test_warm_run_follows_a_named_file_made_unreadable(tree):
+    # (as root every file reads: the key's part is checked directly, by the file's mode)
+    from kernlint import jit_wiring
+
+    def key():
+        jit_wiring.reset()  # (a new run: the stats memoized for a second are forgotten)
+        return jit_wiring.dependency_key(str(tree.py), None)
+
+    cuh = tree.jit / "csrc" / "elementwise" / "scale.cuh"
+    before = key()
+    mode = os.stat(cuh).st_mode
+    os.chmod(cuh, 0)
+    try:
+        assert key() != before
+    finally:
+        os.chmod(cuh, mode)
+    assert key() == before

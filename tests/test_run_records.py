@@ -190,6 +190,31 @@ def test_a_signed_record_pointing_at_other_keys_is_not_trusted_blindly(tree, mon
     assert tree.warm() == (found, "replayed")
 
 
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda r: r.update(key_of=",".join("\u00b2" for _ in r["key_of"].split(","))),
+        lambda r: r.update(probes=r["probes"] + "\nd\t/x\0y\tls:0"),
+        lambda r: r.update(probes=r["probes"] + "\nd\t/x\udcffy\tls:0"),
+        lambda r: r.update(probes=r["probes"] + "\ns\t/x\0y\t1:2:3"),
+        lambda r: r.update(files="x"),
+        lambda r: r.update(keys=[1, 2]),
+    ],
+)
+def test_a_signed_record_of_odd_values_falls_back(tree, monkeypatch, forge):
+    from kernlint.cache import Cache
+
+    found, _ = tree.warm()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tree.root / "xdg"))
+    cache = Cache(str(tree.cache))
+    ((signature, entry),) = cache.entries["run-records:1"].items()
+    record = json.loads(entry.partition(" ")[2])
+    forge(record)
+    cache.store_run(signature, json.dumps(record))
+    cache.save()
+    assert tree.warm() == (found, "recorded")
+
+
 def test_in_process_runs_keep_no_record(tree, monkeypatch, capsys):
     from kernlint.cli import main
 
@@ -236,14 +261,20 @@ def test_the_recorder_notes_each_way_of_asking(tmp_path):
     assert fsprobe.changed(probes)
     (tmp_path / "p").unlink()
     assert not fsprobe.changed(probes)
+    st = os.stat(tmp_path / "d")
     (tmp_path / "d" / "g").mkdir()  # a listed directory gains an entry
     assert fsprobe.changed(probes)
     (tmp_path / "d" / "g").rmdir()
-    st = os.stat(tmp_path / "d")
     os.utime(tmp_path / "d", ns=(st.st_atime_ns, st.st_mtime_ns))  # (as it was)
+    assert not fsprobe.changed(probes)
     stamp = os.stat(tmp_path / "d" / "f.txt").st_mtime_ns
     (tmp_path / "d" / "f.txt").write_text("xy")  # a read file grows
     os.utime(tmp_path / "d" / "f.txt", ns=(stamp, stamp))
+    assert fsprobe.changed(probes)
+    (tmp_path / "d" / "f.txt").write_text("x")
+    os.utime(tmp_path / "d" / "f.txt", ns=(stamp, stamp))
+    assert not fsprobe.changed(probes)
+    os.chmod(tmp_path / "d" / "f.txt", 0)  # made unreadable: size and time unchanged
     assert fsprobe.changed(probes)
 
 

@@ -225,13 +225,15 @@ def fingerprint(abspath: str, settings, cache=None, stat=None) -> str:
     parts = [f"|jit-test:{registered_root(abspath, settings)}:{ops}"]
     if ops is not None:
         for dotted in sorted(candidate_modules(data)):
+            # (whether the import's first name is a group: a directory of `kernels/ops`)
+            parts.append(f"group:{int(os.path.isdir(os.path.join(ops, dotted.split('.')[0])))}")
             for path in _module_files(ops, dotted):
                 try:
                     st = os.stat(path)
                 except OSError:
                     parts.append("-")
                     continue
-                parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+                parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_mode}")
     return ":".join(parts)
 
 

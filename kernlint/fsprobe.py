@@ -183,14 +183,24 @@ class Recorder:
         builtins.open, io.open = _real["builtin_open"], _real["io_open"]
 
 
-def answer(kind: str, path: str) -> str:
-    """What the file system answers now to a probe (as `Recorder` noted it)."""
+def answer(kind: str, path: str, names=None) -> str:
+    """What the file system answers now to a probe (as `Recorder` noted it). `names`: for a
+    listing, a dict to put the directory's entry names in (as a set, under `path`)."""
     if kind == _LIST:
         try:
             with _real["scandir"](path) as it:
-                entries = [(e.name, _entry_kind(e)) for e in it]
+                found = list(it)
         except (OSError, ValueError):  # (ValueError: a NUL or a lone surrogate in the path)
             return "-"
+        try:  # (the types from the listing itself: no stat per entry)
+            entries = [
+                (e.name, "l" if e.is_symlink() else "d" if e.is_dir(follow_symlinks=False) else "f")
+                for e in found
+            ]
+        except OSError:
+            entries = [(e.name, _entry_kind(e)) for e in found]
+        if names is not None:
+            names[path] = {name for name, _ in entries}
         return _listing(entries)
     try:
         st = (_real["stat"] if kind == _STAT else _real["lstat"])(path)
@@ -201,9 +211,25 @@ def answer(kind: str, path: str) -> str:
 
 def changed(probes, known=None) -> bool:
     """Does any probe ((kind, path, answer) triples) get another answer now? `known`: absolute
-    path -> an `os.stat` result of it taken by this run (asked once, not again here)."""
+    path -> an `os.stat` result of it taken by this run (asked once, not again here).
+
+    The listings are asked first: a path that was missing, in a directory whose listing is the
+    same and does not name it, is missing still (not asked again: most of a run's questions
+    about missing files are of that kind)."""
     known = known or {}
+    listed: dict[str, set] = {}
     for kind, path, seen in probes:
+        if kind == _LIST and answer(kind, path, listed) != seen:
+            return True
+    sep = os.sep
+    for kind, path, seen in probes:
+        if kind == _LIST:
+            continue
+        if seen == "-":
+            parent, _, name = path.rpartition(sep)
+            inside = listed.get(parent)
+            if inside is not None and name and name not in inside:
+                continue
         st = known.get(path) if kind == _STAT else None
         now = _describe(st) if st is not None else answer(kind, path)
         if now != seen:

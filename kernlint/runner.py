@@ -507,9 +507,9 @@ def _run_signature(candidates, resolver, registry) -> str | None:
 
 def _run_record(candidates, keys, stats, probes, cache) -> str | None:
     """The record of a run (JSON text), or None when it cannot vouch for its keys: a file
-    without a stat, a path that cannot be written on a line of its own, or a probed path
-    modified within the racy window of the run's start. (The files and probes are lines of
-    tab-separated fields: one string each, quick to read back.)"""
+    without a stat, a probed path that cannot be written on a line of its own, or one modified
+    within the racy window of the run's start. (The probes are lines of tab-separated fields:
+    one string, quick to read back; the checked files are those the signature was made of.)"""
     import json
 
     from .fsprobe import RACY_NS, racy
@@ -520,13 +520,12 @@ def _run_record(candidates, keys, stats, probes, cache) -> str | None:
     floor = cache.started - RACY_NS
     if racy(rows, cache.started) or any(st.st_mtime_ns >= floor for st in stats):
         return None
-    files = [(c.display, c.abspath, c.language, "1" if c.explicit else "0") for c in candidates]
-    if any(_SEPARATORS.intersection(f) for row in (*files, *rows) for f in row[:2]):
+    if any(_SEPARATORS.intersection(path) for _kind, path, _seen in rows):
         return None
     table: dict[str, int] = {}
     index = [table.setdefault(k, len(table)) for k in keys]
-    record = {
-        "files": "\n".join("\t".join(row) for row in files),
+    record = {  # (the files themselves are in the signature)
+        "files": len(candidates),
         "keys": list(table),
         "key_of": ",".join(map(str, index)),
         "probes": "\n".join("\t".join(row) for row in rows),
@@ -548,22 +547,16 @@ def _replayed(cache, signature, candidates, stats) -> list | None:
     record = _loads(text)
     if not (
         type(record) is dict
-        and type(record.get("files")) is str
+        and record.get("files") == len(candidates)
         and type(record.get("keys")) is list
         and type(record.get("key_of")) is str
         and type(record.get("probes")) is str
     ):
         return None
     table = record["keys"]
-    files = record["files"].split("\n") if candidates else []
     index = record["key_of"].split(",") if candidates else []
-    if len(files) != len(candidates) or len(index) != len(candidates):
+    if len(index) != len(candidates):
         return None
-    for cand, row in zip(candidates, files, strict=True):
-        if row != "\t".join(
-            (cand.display, cand.abspath, cand.language, "1" if cand.explicit else "0")
-        ):
-            return None
     probes = [row.split("\t") for row in record["probes"].split("\n")] if record["probes"] else []
     if any(len(p) != 3 for p in probes):
         return None

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 from kernlint.model import Rule
 from kernlint.python import child_nodes
@@ -132,22 +133,29 @@ def _platform_words():
     return re.compile("|".join(alts))
 
 
-_PLATFORM_WORDS = _platform_words()
-# A raise message: "requires an owned AITER runner", "requires an AMD ROCm device", "only
-# supported on AMD GPUs", "is only supported with aiter".
-_REQUIRES_PLATFORM = re.compile(
-    rf"\b(?:requires?|needs?|only supported (?:on|with|by)|supported only (?:on|with))"
-    rf"(?:\s+[\w-]+){{0,3}}?\s+(?:{_PLATFORM_WORDS.pattern})"
-)
-# "Only used with the aiter backend", "only on ROCm", "ROCm-only", "ROCm/HIP Only", "NPU
-# support only"; not "CUDA and HIP only", "CUDA/HIP only".
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """(platform words, a raise message naming a platform, a docstring saying "only on" one),
+    compiled on first use: a run without this rule does not pay for them."""
+    words = _platform_words()
+    # A raise message: "requires an owned AITER runner", "requires an AMD ROCm device", "only
+    # supported on AMD GPUs", "is only supported with aiter".
+    requires = re.compile(
+        rf"\b(?:requires?|needs?|only supported (?:on|with|by)|supported only (?:on|with))"
+        rf"(?:\s+[\w-]+){{0,3}}?\s+(?:{words.pattern})"
+    )
+    # "Only used with the aiter backend", "only on ROCm", "ROCm-only", "ROCm/HIP Only", "NPU
+    # support only"; not "CUDA and HIP only", "CUDA/HIP only".
+    only = re.compile(
+        rf"\b{_ONLY}(?:\s+\w+){{0,2}}?\s+(?:with|on|for|by|in|under)\s+(?:the\s+|an?\s+)?"
+        rf"(?:{words.pattern})"
+        rf"|(?<!and )(?<!or )(?<!/)(?:{words.pattern})(?:[-/ ](?!and\b|or\b)\w+)?"
+        rf"[- ]{_ONLY}\b"
+    )
+    return words, requires, only
+
+
 _ONLY = r"(?:[Oo]nly|ONLY)"
-_ONLY_ON_PLATFORM = re.compile(
-    rf"\b{_ONLY}(?:\s+\w+){{0,2}}?\s+(?:with|on|for|by|in|under)\s+(?:the\s+|an?\s+)?"
-    rf"(?:{_PLATFORM_WORDS.pattern})"
-    rf"|(?<!and )(?<!or )(?<!/)(?:{_PLATFORM_WORDS.pattern})(?:[-/ ](?!and\b|or\b)\w+)?"
-    rf"[- ]{_ONLY}\b"
-)
 _NAME_ERRORS = frozenset({"NameError", "UnboundLocalError", "Exception", "BaseException"})
 # SGLang's predicates that are false on every non-HIP build (`srt/utils/common.py`).
 _HIP_ONLY_CALLS = frozenset({"mxfp_supported"})
@@ -234,7 +242,7 @@ def _platform_stem(path: str) -> bool:
     answer for a file's display path and its absolute path (the engine's path filters get
     the latter): the last component is the same."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return bool(_PLATFORM_WORDS.search(name.rsplit(".", 1)[0]))
+    return bool(_patterns()[0].search(name.rsplit(".", 1)[0]))
 
 
 def _private(name: str) -> bool:
@@ -288,10 +296,10 @@ def _platform_def(n, _field) -> bool:
     ("Only used with the aiter (ROCm) backend.", "ROCm/HIP only")."""
     if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
-    if _PLATFORM_WORDS.search(n.name):
+    if _patterns()[0].search(n.name):
         return True
     doc = ast.get_docstring(n, clean=False) if n.body else None
-    return bool(doc) and _ONLY_ON_PLATFORM.search(doc.split("\n\n", 1)[0]) is not None
+    return bool(doc) and _patterns()[2].search(doc.split("\n\n", 1)[0]) is not None
 
 
 class _Platform:
@@ -516,7 +524,7 @@ class _Platform:
             for n in _walk(last.exc)
             if isinstance(n, ast.Constant) and isinstance(n.value, str)
         )
-        return _REQUIRES_PLATFORM.search(text) is not None
+        return _patterns()[1].search(text) is not None
 
     def _returns(self, call):
         """The value on CUDA of a call to a function of this module (`f(...)`, or a method
@@ -576,7 +584,7 @@ class _Platform:
     def names_a_platform(self, test) -> bool:
         """The condition's text names a platform, or it calls a function of this module whose
         body does (`if _use_flydsl_linear(x):` with `return USE_AITER_GFX1250 and ...`)."""
-        if _PLATFORM_WORDS.search(self.text(test)):
+        if _patterns()[0].search(self.text(test)):
             return True
         local = self.guards.local_functions
         for sub in _walk(test):
@@ -589,7 +597,7 @@ class _Platform:
     def _names_platform(self, func) -> bool:
         found = self._named.get(id(func))
         if found is None:
-            found = self._named[id(func)] = bool(_PLATFORM_WORDS.search(self.text(func)))
+            found = self._named[id(func)] = bool(_patterns()[0].search(self.text(func)))
         return found
 
 

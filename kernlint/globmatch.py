@@ -87,10 +87,26 @@ def compile_pattern(pattern: str) -> re.Pattern | None:
     return re.compile(_regex(core, anchored, dir_only), re.S)
 
 
+_ANY_DIRS = "(?:.*/)?"  # (`**/` at the start of a pattern)
+
+
+def _literal_first(pattern: str) -> str | None:
+    """The first path component of an anchored pattern when it is a plain name (no wildcard,
+    class or escape): every path the pattern matches starts with it. None otherwise."""
+    pat = pattern.rstrip(" ")
+    if pat.startswith("!"):
+        pat = pat[1:]
+    first = pat.lstrip("/").split("/", 1)[0]
+    if not first or any(c in first for c in "*?[\\"):
+        return None
+    return first
+
+
 class GitIgnoreMatcher:
     def __init__(self, patterns) -> None:
         self.rules = []
-        components, general = [], []
+        components: list[str] = []
+        general: dict[str | None, list[str]] = {}  # first path component (None: any) -> regexes
         for p in patterns:
             try:
                 regex = compile_pattern(p)
@@ -102,18 +118,33 @@ class GitIgnoreMatcher:
             self.rules.append((regex, negated))
             if not anchored and ".*" not in core:
                 components.append(core)  # (matches one whole path component, or none)
-            else:
-                prefix = "" if anchored else "(?:.*/)?"
-                general.append(f"{prefix}{core}{'/.*' if dir_only else '(?:/.*)?'}")
+                continue
+            rest = core[len(_ANY_DIRS) :] if core.startswith(_ANY_DIRS) else None
+            if rest is not None and "/" not in rest and ".*" not in rest:
+                components.append(rest)  # (`**/build/`: a component `build`, at any depth)
+                continue
+            prefix = "" if anchored else "(?:.*/)?"
+            regex_text = f"{prefix}{core}{'/.*' if dir_only else '(?:/.*)?'}"
+            first = _literal_first(p) if anchored else None
+            general.setdefault(first, []).append(regex_text)
         # Most paths match no pattern: combined regexes say so (a slash-free pattern without
-        # `**` can only match one whole component) before the patterns are tried one by one.
+        # `**` can only match one whole component; an anchored one starting with a plain name
+        # only a path starting with it) before the patterns are tried one by one.
         self._component = re.compile("|".join(components), re.S).fullmatch if components else None
-        self._general = re.compile("^(?:" + "|".join(general) + ")$", re.S) if general else None
+        self._general_by_first = {
+            first: re.compile("^(?:" + "|".join(alts) + ")$", re.S).match
+            for first, alts in general.items()
+        }
+        self._general = self._general_by_first.pop(None, None)
         self._seen: dict[str, bool] = {}
 
     def _may_match(self, path: str) -> bool:
-        if self._general is not None and self._general.match(path):
+        if self._general is not None and self._general(path):
             return True
+        if self._general_by_first:
+            found = self._general_by_first.get(path.split("/", 1)[0])
+            if found is not None and found(path):
+                return True
         if self._component is None:
             return False
         seen = self._seen

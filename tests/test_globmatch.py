@@ -25,6 +25,10 @@ PATTERNS = [
     "dir",
     "x/y/",
     "**/z",
+    "**/dist/",
+    "/site",
+    "bench*/data",
+    "docs/images/*.png",
     "# a comment",
     "",
 ]
@@ -55,10 +59,17 @@ PATHS = [
     "not_jit/a.cuh",
     "t/not_jit/b.cu",
     "kernels/jit/csrc/3rdparty/k.cu",
+    "p/dist/q",
+    "dist",
+    "site/x",
+    "q/site",
+    "bench1/data",
+    "docs/images/a.png",
+    "docs/images/sub/a.png",
 ]
 
 
-DIRS = ["build", "src/build", "dir", "x/y", "kernels/jit/csrc", "not_jit", "a/b"]
+DIRS = ["build", "src/build", "dir", "x/y", "kernels/jit/csrc", "not_jit", "a/b", "p/dist", "site"]
 
 
 def test_same_answers_as_pathspec():

@@ -27,9 +27,11 @@ regular file or is over `MAX_BYTES`, invalid JSON, another version, a wrong type
 that does not match) is dropped without a message: results are always those of a run without
 the cache. When the key cannot be read or created, the cache is not used.
 
-Beside the files' entries, the group `run-records:1` keeps run records (kernlint.runner: a
-whole run's files, their keys, and what making the keys asked the file system), each one string
-"mac payload", its mac over the group's name, the record's signature and the payload.
+Beside the results file, `run-<signature>.json` files keep run records (kernlint.runner: a whole
+run's results and what making their keys asked the file system), at most RUN_RECORDS of them,
+each a header line (its mac over the record's signature and body) and the record; one that does
+not check out is not used. The results file is read only when a run needs it: a replayed run
+reads its record alone.
 
 The file is written atomically (temp file + rename), so concurrent runs never see a torn file
 (the last writer wins). The directory gets a `.gitignore` holding `*`.
@@ -54,10 +56,11 @@ KEY_BYTES = 32
 # coarsest common timestamp granularity (FAT: 2 s) could hide a same-size edit.
 RACY_NS = 2_000_000_000
 EMPTY_RESULT = "[[],[],[]]"
-# The group of run records (kernlint.runner: a whole run's keys and what it asked the file
-# system), signature -> "mac payload"; at most RUN_RECORDS of them.
-RUN_GROUP = "run-records:1"
+# Run records (kernlint.runner: a whole run's results and what making its keys asked the file
+# system): one file each, `run-<signature>.json`; at most RUN_RECORDS of them.
+RUN_PREFIX = "run-"
 RUN_RECORDS = 4
+_RUN_MAGIC = "kernlint-run"
 EMPTY_TARGETS = "[]"
 _HEADER_MAX = 1024
 _MAGIC = "kernlint-cache"
@@ -304,13 +307,29 @@ class Cache:
         """`key`: the HMAC key (default: the per-user one, see `load_key`)."""
         self.directory = directory
         self.path = os.path.join(directory, f"results-v{FORMAT}-{__version__}.json")
-        self.entries: dict = {}
+        self._entries: dict | None = None  # (read on first use: a replayed run needs none)
         self.dirty = False
         self.trusted = False  # the header's mac matched: entries need no check of their own
         self.started = time.time_ns()
         self.key = key if key is not None else load_key()
-        if self.key is not None:
-            self._load()
+        self._runs: dict[str, str] = {}  # run records to write: signature -> payload
+
+    @property
+    def entries(self) -> dict:
+        if self._entries is None:
+            self.load()
+        return self._entries
+
+    def load(self) -> None:
+        """Read the results file (once; `entries` reads it on first use)."""
+        if self._entries is None:
+            self._entries = {}
+            if self.key is not None:
+                self._load()
+
+    @entries.setter
+    def entries(self, value: dict) -> None:
+        self._entries = value
 
     def _mac(self, key: str, path: str, fields: str) -> str:
         """The mac of an entry: the format version, its key and path (NUL-separated: a key or
@@ -423,52 +442,103 @@ class Cache:
         group[abspath] = f"{fields} {mac} {payload}"
         self.dirty = True
 
+    def _run_path(self, signature: str) -> str:
+        return os.path.join(self.directory, f"{RUN_PREFIX}{signature}.json")
+
     def lookup_run(self, signature: str) -> str | None:
-        """The run record stored under `signature` (kernlint.runner), or None."""
-        group = self.entries.get(RUN_GROUP)
-        if type(group) is not dict:
+        """The run record kept under `signature` (kernlint.runner), or None: a file of its own
+        (a header line with its mac, then the record), read without the results file."""
+        if self.key is None or not signature.isalnum():
             return None
-        e = group.get(signature)
-        if type(e) is not str:
+        try:
+            data = _read_regular(self._run_path(signature), MAX_BYTES)
+        except OSError:
             return None
-        if not self.trusted and not self._run_checks_out(signature, e):
-            del group[signature]
+        if data is None:
             return None
-        return e.partition(" ")[2]
+        end = data.find(b"\n", 0, _HEADER_MAX)
+        header = _loads(data[:end]) if end >= 0 else None
+        if not (
+            type(header) is dict
+            and header.get("format") == _RUN_MAGIC
+            and header.get("version") == FORMAT
+            and header.get("kernlint") == __version__
+            and header.get("signature") == signature
+            and type(header.get("mac")) is str
+        ):
+            return None
+        body = data[end + 1 :]
+        mac = hmac.digest(
+            self.key, _RUN_MAGIC.encode() + b"\0" + signature.encode() + b"\0" + body, "sha256"
+        )
+        if not hmac.compare_digest(mac.hex(), header["mac"]):
+            return None
+        try:
+            return body.decode("ascii")
+        except UnicodeDecodeError:
+            return None
 
     def store_run(self, signature: str, payload: str) -> None:
-        """Keep a run record (at most RUN_RECORDS of them: the oldest goes first)."""
-        if self.key is None:
-            return
-        group = self.entries.get(RUN_GROUP)
-        if type(group) is not dict:
-            group = self.entries[RUN_GROUP] = {}
-        group.pop(signature, None)
-        while len(group) >= RUN_RECORDS:
-            del group[next(iter(group))]
-        group[signature] = self._mac(RUN_GROUP, signature, payload) + " " + payload
-        self.dirty = True
+        """Keep a run record (ASCII JSON text), written by `save`; at most RUN_RECORDS of them
+        stay in the directory (the least recently written go)."""
+        if self.key is not None and signature.isalnum() and payload.isascii():
+            self._runs[signature] = payload
 
-    def _run_checks_out(self, signature: str, e) -> bool:
-        if type(e) is not str or "\0" in signature:
-            return False
-        mac, _, payload = e.partition(" ")
-        return mac.isascii() and hmac.compare_digest(self._mac(RUN_GROUP, signature, payload), mac)
+    def _save_runs(self) -> None:
+        import tempfile
+
+        for signature, payload in self._runs.items():
+            body = payload.encode("ascii")
+            mac = hmac.digest(
+                self.key, _RUN_MAGIC.encode() + b"\0" + signature.encode() + b"\0" + body, "sha256"
+            ).hex()
+            header = {
+                "format": _RUN_MAGIC,
+                "version": FORMAT,
+                "kernlint": __version__,
+                "signature": signature,
+                "mac": mac,
+            }
+            fd, tmp = tempfile.mkstemp(prefix=".run-", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(_dumps(header).encode() + b"\n" + body)
+                os.replace(tmp, self._run_path(signature))
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        self._runs.clear()
+        try:  # (the oldest records beyond RUN_RECORDS are removed)
+            found = []
+            with os.scandir(self.directory) as it:
+                for e in it:
+                    if e.name.startswith(RUN_PREFIX) and e.name.endswith(".json"):
+                        found.append((e.stat(follow_symlinks=False).st_mtime_ns, e.name))
+            for _, name in sorted(found, reverse=True)[RUN_RECORDS:]:
+                os.unlink(os.path.join(self.directory, name))
+        except OSError:
+            pass
 
     def _checked_entries(self) -> dict:
         out = {}
         for key, group in self.entries.items():
-            if type(group) is dict and key == RUN_GROUP:
-                kept = {p: e for p, e in group.items() if self._run_checks_out(p, e)}
-                if kept:
-                    out[key] = kept
-            elif type(group) is dict:
+            if type(group) is dict:
                 kept = {p: e for p, e in group.items() if self._checks_out(key, p, e)}
                 if kept:
                     out[key] = kept
         return out
 
     def save(self) -> None:
+        if self._runs and self.key is not None:
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+                _write_gitignore(self.directory)
+                self._save_runs()
+            except OSError:
+                pass  # (a record that cannot be written: only a slower next run)
         if not self.dirty or self.key is None:
             return
         entries = self.entries if self.trusted else self._checked_entries()

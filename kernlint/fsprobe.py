@@ -26,7 +26,7 @@ RACY_NS = 2_000_000_000  # (as the result cache: FAT's 2 s timestamps)
 _STAT, _LSTAT, _LIST = "s", "l", "d"
 
 
-def _describe(st) -> str:
+def describe(st) -> str:
     """A stat's answer: its mode (the file type and the permission bits: a file made unreadable
     is another answer), size and modification time."""
     return f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}"
@@ -34,10 +34,10 @@ def _describe(st) -> str:
 
 def _listing(entries) -> str:
     """A directory's entries: their names and types, in name order (a digest)."""
-    h = hashlib.blake2b(digest_size=12)
-    for name, kind in sorted(entries):
-        h.update(f"{name}\0{kind}\0".encode("utf-8", "surrogateescape"))
-    return "ls:" + h.hexdigest()
+    text = "\0".join(sorted(f"{name}\0{kind}" for name, kind in entries))
+    return (
+        "ls:" + hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+    )
 
 
 def _entry_kind(entry) -> str:
@@ -114,7 +114,7 @@ class Recorder:
         except (OSError, ValueError):
             self.probes[(kind, key)] = "-"
         else:
-            self.probes[(kind, key)] = _describe(st)
+            self.probes[(kind, key)] = describe(st)
 
     def _note_listing(self, key: str, entries) -> None:
         if (_LIST, key) not in self.probes:
@@ -206,7 +206,7 @@ def answer(kind: str, path: str, names=None) -> str:
         st = (_real["stat"] if kind == _STAT else _real["lstat"])(path)
     except (OSError, ValueError):
         return "-"
-    return _describe(st)
+    return describe(st)
 
 
 def changed(probes, known=None) -> bool:
@@ -231,7 +231,7 @@ def changed(probes, known=None) -> bool:
             if inside is not None and name and name not in inside:
                 continue
         st = known.get(path) if kind == _STAT else None
-        now = _describe(st) if st is not None else answer(kind, path)
+        now = describe(st) if st is not None else answer(kind, path)
         if now != seen:
             return True
     return False

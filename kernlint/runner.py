@@ -134,6 +134,7 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None, repla
             if _RECORD_RUN:
                 from .fsprobe import Recorder
 
+                cache.load()  # (read now: the cache's own file is no question of the keys)
                 recorder = Recorder()
     _RECORD_RUN = False  # (only a process's first run: no earlier run's memo hid a question)
     LAST_RUN[:] = ["recorded" if recorder is not None else "linted"]
@@ -187,6 +188,7 @@ def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorde
         candidates, resolver, cache, wrappers=not deferred, stats=stats, aiter_in_pool=in_pool
     )
     pending = []
+    payloads = [None] * len(candidates)  # (with a cache: each result as it is stored)
     key_memo: dict[tuple, tuple] = {}
     for i, cand in enumerate(candidates):
         if cache is not None:
@@ -208,13 +210,13 @@ def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorde
                 if payload is not None:
                     results[i] = _from_payload(cand, payload)
                     if results[i] is not None:  # (None: an entry of the wrong shape)
+                        payloads[i] = payload
                         continue
         pending.append((i, cand))
+    probes = None
     if recorder is not None:  # (the keys are made: what they asked of the file system is known)
         recorder.__exit__(None, None, None)
-        record = _run_record(candidates, keys, stats, recorder.probes, cache)
-    else:
-        record = None
+        probes = recorder.probes
 
     semantic = _plan_semantic(pending, resolver, cache)
     want_digest = cache is not None
@@ -292,14 +294,17 @@ def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorde
     for i, res, digest in done:
         results[i] = res
         if cache is not None and digest is not None and stats[i] is not None:
-            cache.store(candidates[i].abspath, keys[i], stats[i], digest, _to_payload(res))
+            payloads[i] = _to_payload(res)
+            cache.store(candidates[i].abspath, keys[i], stats[i], digest, payloads[i])
             stored += 1
     for i, res in enumerate(results):
         if res is None:  # linted in a worker that found nothing: not sent back
             cand = candidates[i]
             results[i] = FileResult(cand.display, abspath=cand.abspath, language=cand.language)
-    if record is not None and stored == len(done):
-        cache.store_run(signature, record)  # (every result is in the cache under its key)
+    if probes is not None and stored == len(done):  # (every result is in the cache)
+        record = _run_record(candidates, stats, probes, payloads, cache)
+        if record is not None:
+            cache.store_run(signature, record)
     if semantic:
         from .semantic.pch import finish
 
@@ -505,16 +510,19 @@ def _run_signature(candidates, resolver, registry) -> str | None:
     return h.hexdigest()[:32]
 
 
-def _run_record(candidates, keys, stats, probes, cache) -> str | None:
-    """The record of a run (JSON text), or None when it cannot vouch for its keys: a file
-    without a stat, a probed path that cannot be written on a line of its own, or one modified
-    within the racy window of the run's start. (The probes are lines of tab-separated fields:
-    one string, quick to read back; the checked files are those the signature was made of.)"""
+def _run_record(candidates, stats, probes, payloads, cache) -> str | None:
+    """The record of a run (JSON text), or None when it cannot vouch for its results: a file
+    without a stat, a probed path that cannot be written on a line of its own, or a file or a
+    probed path modified within the racy window of the run's start. It holds each file's mode,
+    size and modification time, the results that are not empty (as the cache stores them), and
+    the probes (lines of tab-separated fields: one string, quick to read back); the checked
+    files are those the signature was made of."""
     import json
 
-    from .fsprobe import RACY_NS, racy
+    from .cache import EMPTY_RESULT
+    from .fsprobe import RACY_NS, describe, racy
 
-    if any(st is None for st in stats):
+    if any(st is None for st in stats) or any(p is None for p in payloads):
         return None
     rows = [(kind, path, seen) for (kind, path), seen in probes.items()]
     floor = cache.started - RACY_NS
@@ -522,12 +530,10 @@ def _run_record(candidates, keys, stats, probes, cache) -> str | None:
         return None
     if any(_SEPARATORS.intersection(path) for _kind, path, _seen in rows):
         return None
-    table: dict[str, int] = {}
-    index = [table.setdefault(k, len(table)) for k in keys]
-    record = {  # (the files themselves are in the signature)
+    record = {
         "files": len(candidates),
-        "keys": list(table),
-        "key_of": ",".join(map(str, index)),
+        "stats": ",".join(map(describe, stats)),
+        "results": {str(i): p for i, p in enumerate(payloads) if p != EMPTY_RESULT},
         "probes": "\n".join("\t".join(row) for row in rows),
     }
     return json.dumps(record, separators=(",", ":"), ensure_ascii=True)
@@ -541,38 +547,36 @@ def _replayed(cache, signature, candidates, stats) -> list | None:
     text = cache.lookup_run(signature)
     if text is None:
         return None
-    from .cache import _loads
-    from .fsprobe import changed
+    from .cache import EMPTY_RESULT, _loads
+    from .fsprobe import changed, describe
 
     record = _loads(text)
     if not (
         type(record) is dict
         and record.get("files") == len(candidates)
-        and type(record.get("keys")) is list
-        and type(record.get("key_of")) is str
+        and type(record.get("stats")) is str
+        and type(record.get("results")) is dict
         and type(record.get("probes")) is str
     ):
         return None
-    table = record["keys"]
-    index = record["key_of"].split(",") if candidates else []
-    if len(index) != len(candidates):
-        return None
+    if any(st is None for st in stats) or record["stats"] != ",".join(map(describe, stats)):
+        return None  # (a checked file changed: its mode, size or modification time)
     probes = [row.split("\t") for row in record["probes"].split("\n")] if record["probes"] else []
     if any(len(p) != 3 for p in probes):
         return None
-    known = {c.abspath: st for c, st in zip(candidates, stats, strict=True) if st is not None}
+    known = {c.abspath: st for c, st in zip(candidates, stats, strict=True)}
     if changed(probes, known):
         return None
+    stored = record["results"]
     results = []
     for i, cand in enumerate(candidates):
-        k = index[i]
-        if stats[i] is None or not (k.isascii() and k.isdigit()) or int(k) >= len(table):
-            return None
-        key = table[int(k)]
-        payload = cache.lookup_stat(cand.abspath, key, stats[i]) if type(key) is str else None
-        res = _from_payload(cand, payload) if payload is not None else None
-        if res is None:
-            return None
+        payload = stored.get(str(i), EMPTY_RESULT)
+        if payload == EMPTY_RESULT and not recording_unparsed():  # (most files)
+            res = FileResult(cand.display, abspath=cand.abspath, language=cand.language)
+        else:
+            res = _from_payload(cand, payload) if type(payload) is str else None
+            if res is None:
+                return None
         results.append(res)
     return results
 

@@ -79,9 +79,14 @@ class Tree:
         return found, how
 
     def records(self) -> dict:
-        names = [n for n in os.listdir(self.cache) if n.startswith("results-")]
-        body = (self.cache / names[0]).read_bytes().split(b"\n", 1)[1]
-        return json.loads(body).get("run-records:1", {})
+        """signature -> record (the cache directory's `run-*.json` files, their header lines
+        left out)."""
+        out = {}
+        for name in os.listdir(self.cache):
+            if name.startswith("run-") and name.endswith(".json"):
+                body = (self.cache / name).read_bytes().split(b"\n", 1)[1]
+                out[name[4:-5]] = json.loads(body)
+        return out
 
 
 @pytest.fixture
@@ -159,59 +164,45 @@ def test_fixing_runs_compute_the_facts(tree):
 
 
 def test_a_record_that_does_not_check_out_is_dropped(tree):
-    tree.warm()
-    names = [n for n in os.listdir(tree.cache) if n.startswith("results-")]
-    path = tree.cache / names[0]
-    header, body = path.read_bytes().split(b"\n", 1)
-    entries = json.loads(body)
-    ((signature, entry),) = entries["run-records:1"].items()
-    mac, _, payload = entry.partition(" ")
-    record = json.loads(payload)
-    record["key_of"] = ",".join("0" for _ in record["key_of"].split(","))  # (wrong keys)
-    entries["run-records:1"][signature] = mac + " " + json.dumps(record)
-    path.write_bytes(header + b"\n" + json.dumps(entries).encode())
-    found, how = tree.warm()
-    assert how == "recorded"
-
-
-def test_a_signed_record_pointing_at_other_keys_is_not_trusted_blindly(tree, monkeypatch):
-    from kernlint.cache import Cache
-
     found, _ = tree.warm()
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tree.root / "xdg"))
-    cache = Cache(str(tree.cache))
-    ((signature, entry),) = cache.entries["run-records:1"].items()
-    record = json.loads(entry.partition(" ")[2])
-    record["keys"] = ["0" * 24]  # (every file under a key nothing was stored under)
-    record["key_of"] = ",".join("0" for _ in record["key_of"].split(","))
-    cache.store_run(signature, json.dumps(record))  # (signed with the user's own key)
-    cache.save()
+    ((signature, record),) = tree.records().items()
+    path = tree.cache / f"run-{signature}.json"
+    header = path.read_bytes().split(b"\n", 1)[0]
+    record["results"] = {}  # (every file's findings gone; the mac is the old one)
+    path.write_bytes(header + b"\n" + json.dumps(record).encode())
     assert tree.warm() == (found, "recorded")
     assert tree.warm() == (found, "replayed")
+
+
+def _resign(tree, monkeypatch, forge):
+    """Edit the run's record and sign it again with the user's own key."""
+    from kernlint.cache import Cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tree.root / "xdg"))
+    ((signature, record),) = tree.records().items()
+    forge(record)
+    cache = Cache(str(tree.cache))
+    cache.store_run(signature, json.dumps(record))
+    cache.save()
 
 
 @pytest.mark.parametrize(
     "forge",
     [
-        lambda r: r.update(key_of=",".join("\u00b2" for _ in r["key_of"].split(","))),
+        lambda r: r.update(stats=r["stats"].replace(":", ";", 1)),
         lambda r: r.update(probes=r["probes"] + "\nd\t/x\0y\tls:0"),
         lambda r: r.update(probes=r["probes"] + "\nd\t/x\udcffy\tls:0"),
         lambda r: r.update(probes=r["probes"] + "\ns\t/x\0y\t1:2:3"),
+        lambda r: r.update(probes=r["probes"] + "\ns\tonly two"),
         lambda r: r.update(files="x"),
-        lambda r: r.update(keys=[1, 2]),
+        lambda r: r.update(results="x"),
+        lambda r: r.update(results={"0": 5}),
+        lambda r: r.update(results={"0": "[[[1]],[],[]]"}),
     ],
 )
 def test_a_signed_record_of_odd_values_falls_back(tree, monkeypatch, forge):
-    from kernlint.cache import Cache
-
     found, _ = tree.warm()
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tree.root / "xdg"))
-    cache = Cache(str(tree.cache))
-    ((signature, entry),) = cache.entries["run-records:1"].items()
-    record = json.loads(entry.partition(" ")[2])
-    forge(record)
-    cache.store_run(signature, json.dumps(record))
-    cache.save()
+    _resign(tree, monkeypatch, forge)
     assert tree.warm() == (found, "recorded")
 
 

@@ -485,8 +485,6 @@ class Cache:
             self._runs[signature] = payload
 
     def _save_runs(self) -> None:
-        import tempfile
-
         for signature, payload in self._runs.items():
             body = payload.encode("ascii")
             mac = hmac.digest(
@@ -499,17 +497,7 @@ class Cache:
                 "signature": signature,
                 "mac": mac,
             }
-            fd, tmp = tempfile.mkstemp(prefix=".run-", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(_dumps(header).encode() + b"\n" + body)
-                os.replace(tmp, self._run_path(signature))
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            _write_atomically(self._run_path(signature), _dumps(header).encode() + b"\n", body)
         self._runs.clear()
         try:  # (the oldest records beyond RUN_RECORDS are removed)
             found = []
@@ -548,22 +536,27 @@ class Cache:
         try:
             os.makedirs(self.directory, exist_ok=True)
             _write_gitignore(self.directory)
-            import tempfile  # (a warm run that stores nothing does not import it)
-
-            fd, tmp = tempfile.mkstemp(prefix=".results-", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(_dumps(header).encode() + b"\n")
-                    fh.write(body)
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            _write_atomically(self.path, _dumps(header).encode() + b"\n", body)
         except OSError:
             pass  # a cache that cannot be written is only a slower next run
+
+
+def _write_atomically(path: str, *parts: bytes) -> None:
+    """Write `path` as a temporary file beside it, then rename it into place."""
+    import tempfile  # (a warm run that stores nothing does not import it)
+
+    fd, tmp = tempfile.mkstemp(prefix=".kernlint-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for part in parts:
+                fh.write(part)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _write_gitignore(directory: str) -> None:

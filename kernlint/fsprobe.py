@@ -140,10 +140,8 @@ class Recorder:
                 rec._note_stat(_STAT, path)
             return real["open"](path, flags, *args, **kwargs)
 
-        def scandir_(path="."):
-            key = _key_path(path)
-            if key is None:  # (a descriptor)
-                return real["scandir"](path)
+        def listed(key: str, path):
+            """The entries of a directory, noted (its failure to list too)."""
             try:
                 with real["scandir"](path) as it:
                     entries = list(it)
@@ -151,20 +149,19 @@ class Recorder:
                 rec.probes.setdefault((_LIST, key), "-")
                 raise
             rec._note_listing(key, [(e.name, _entry_kind(e)) for e in entries])
-            return _Entries(entries)
+            return entries
+
+        def scandir_(path="."):
+            key = _key_path(path)
+            if key is None:  # (a descriptor)
+                return real["scandir"](path)
+            return _Entries(listed(key, path))
 
         def listdir_(path="."):
             key = _key_path(path)
             if key is None:
                 return real["listdir"](path)
-            try:
-                with real["scandir"](path) as it:
-                    entries = list(it)
-            except OSError:
-                rec.probes.setdefault((_LIST, key), "-")
-                raise
-            rec._note_listing(key, [(e.name, _entry_kind(e)) for e in entries])
-            names = [e.name for e in entries]
+            names = [e.name for e in listed(key, path)]
             return [os.fsencode(n) for n in names] if isinstance(path, bytes) else names
 
         def builtin_open_(file, *args, **kwargs):

@@ -454,17 +454,18 @@ def _stat(path: str):
 
 
 # -- run records ------------------------------------------------------------------------------
-# A run with a cache keeps, beside the files' results, a record of the whole run: the files it
-# checked, the key each file's result is stored under, and every question the making of those
-# keys asked the file system (kernlint.fsprobe: each path stat-ed, opened or listed, and what it
-# was). The next run of the same files under the same settings asks those questions again; when
-# every answer is the same, each file's key is the one recorded (a key is a function of the
-# settings, the files' bytes and those answers) and the results are looked up under them,
-# without the cross-file facts the keys are made of. Any other answer, a file added or gone,
-# or a result not found, and the run makes its keys as it always does. A record whose probed
-# paths changed within the racy window of the run (an edit within the same timestamp tick) is
-# not kept.
-RUN_RECORD_FORMAT = 1
+# The first run of a `kernlint` process with a cache keeps, beside the files' results, a record
+# of the whole run (kernlint.cache: a file per signature): each checked file's mode, size and
+# modification time, its findings, and every question that making the files' cache keys asked
+# the file system (kernlint.fsprobe: each path stat-ed, opened or listed, and what it was). A
+# key is a function of the settings, the file's bytes and those answers, and a file's findings
+# are a function of its key. The next run of the same files under the same settings (the
+# signature) asks those questions again; when every answer is the same, and every file's mode,
+# size and modification time, the recorded findings are the run's, without the cross-file
+# facts the keys are made of. Any other answer and the run goes on as it would without a
+# record. No record is kept when a checked or probed file changed within the racy window of
+# the run (an edit within the same timestamp tick), or when a result could not be cached.
+RUN_RECORD_FORMAT = 2
 
 
 def _run_signature(candidates, resolver, registry) -> str | None:

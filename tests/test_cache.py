@@ -415,7 +415,7 @@ def test_unusable_cache_directory(tree, kind):
         if kind == "read-only":
             target.chmod(0o700)
     if target.is_dir():  # no temp file left behind
-        assert [n for n in os.listdir(target) if n.startswith(".results-")] == []
+        assert [n for n in os.listdir(target) if n.startswith(".kernlint-")] == []
     if kind == "file":
         assert target.read_text() == "not a directory\n"
 

@@ -15,10 +15,10 @@ import subprocess
 import sys
 
 import pytest
+from cli_support import write_old
 
 from kernlint import fsprobe
 
-OLD_NS = 1_600_000_000 * 10**9  # far from any run's start (outside the racy window)
 SELECT = "PY008,PY009,PY010,CU001"
 PY = (
     "from sglang.kernels.jit.utils import cache_once, load_jit\n\n\n"
@@ -37,13 +37,6 @@ DRIVER = (
     "rc = cli.main(sys.argv[1:])\nprint('RUN:' + (runner.LAST_RUN or ['-'])[0], file=sys.stderr)\n"
     "sys.exit(rc)\n"
 )
-
-
-def _write(path, text: str, tick: int = 1) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    stamp = OLD_NS + tick * 10**9
-    os.utime(path, ns=(stamp, stamp))
 
 
 class Tree:
@@ -93,9 +86,9 @@ class Tree:
 def tree(tmp_path):
     t = Tree(tmp_path)
     (t.jit / "include").mkdir(parents=True)
-    _write(t.jit / "csrc" / "elementwise" / "scale.cuh", CUH)
-    _write(t.ops / "scale.py", PY)
-    _write(t.ops / "other.py", "def f(x):\n    return x\n")
+    write_old(t.jit / "csrc" / "elementwise" / "scale.cuh", CUH)
+    write_old(t.ops / "scale.py", PY)
+    write_old(t.ops / "other.py", "def f(x):\n    return x\n")
     return t
 
 
@@ -110,7 +103,7 @@ def test_an_edit_outside_the_checked_files_is_seen(tree):
     assert tree.warm() == ([], "recorded")
     assert tree.warm() == ([], "replayed")
     cuh = tree.jit / "csrc" / "elementwise" / "scale.cuh"
-    _write(cuh, CUH.replace("static void run(", "static void launch("), tick=2)
+    write_old(cuh, CUH.replace("static void run(", "static void launch("), tick=2)
     found, how = tree.warm()
     assert how == "recorded"  # (the keys were made again: the header's answer changed)
     assert [code for _, code, _ in found] == ["PY009"]
@@ -123,16 +116,16 @@ def test_a_file_appearing_where_one_was_missing_is_seen(tree):
     found, how = tree.warm()
     assert how == "recorded" and [code for _, code, _ in found] == ["PY008"]
     assert tree.warm() == (found, "replayed")
-    _write(cuh, CUH, tick=3)
+    write_old(cuh, CUH, tick=3)
     assert tree.warm() == ([], "recorded")
 
 
 def test_a_new_file_and_a_config_edit_make_new_keys(tree):
     tree.warm()
-    _write(tree.ops / "new.py", "x = 1  # \u2014\n", tick=4)
+    write_old(tree.ops / "new.py", "x = 1  # \u2014\n", tick=4)
     assert tree.warm()[1] == "recorded"
     assert tree.warm()[1] == "replayed"
-    _write(tree.root / "repo" / "kernlint.toml", 'extend-exclude = ["other.py"]\n', tick=5)
+    write_old(tree.root / "repo" / "kernlint.toml", 'extend-exclude = ["other.py"]\n', tick=5)
     assert tree.warm()[1] == "recorded"
     assert tree.warm()[1] == "replayed"
     (tree.ops / "new.py").unlink()

@@ -320,16 +320,16 @@ class Cache:
             self.load()
         return self._entries
 
+    @entries.setter
+    def entries(self, value: dict) -> None:
+        self._entries = value
+
     def load(self) -> None:
         """Read the results file (once; `entries` reads it on first use)."""
         if self._entries is None:
             self._entries = {}
             if self.key is not None:
                 self._load()
-
-    @entries.setter
-    def entries(self, value: dict) -> None:
-        self._entries = value
 
     def _mac(self, key: str, path: str, fields: str) -> str:
         """The mac of an entry: the format version, its key and path (NUL-separated: a key or
@@ -468,10 +468,7 @@ class Cache:
         ):
             return None
         body = data[end + 1 :]
-        mac = hmac.digest(
-            self.key, _RUN_MAGIC.encode() + b"\0" + signature.encode() + b"\0" + body, "sha256"
-        )
-        if not hmac.compare_digest(mac.hex(), header["mac"]):
+        if not hmac.compare_digest(self._run_mac(signature, body), header["mac"]):
             return None
         try:
             return body.decode("ascii")
@@ -484,18 +481,20 @@ class Cache:
         if self.key is not None and signature.isalnum() and payload.isascii():
             self._runs[signature] = payload
 
+    def _run_mac(self, signature: str, body: bytes) -> str:
+        """The mac of a run record: its kind, its signature and its body (NUL-separated)."""
+        msg = _RUN_MAGIC.encode() + b"\0" + signature.encode() + b"\0" + body
+        return hmac.digest(self.key, msg, "sha256").hex()
+
     def _save_runs(self) -> None:
         for signature, payload in self._runs.items():
             body = payload.encode("ascii")
-            mac = hmac.digest(
-                self.key, _RUN_MAGIC.encode() + b"\0" + signature.encode() + b"\0" + body, "sha256"
-            ).hex()
             header = {
                 "format": _RUN_MAGIC,
                 "version": FORMAT,
                 "kernlint": __version__,
                 "signature": signature,
-                "mac": mac,
+                "mac": self._run_mac(signature, body),
             }
             _write_atomically(self._run_path(signature), _dumps(header).encode() + b"\n", body)
         self._runs.clear()
@@ -520,25 +519,29 @@ class Cache:
         return out
 
     def save(self) -> None:
-        if self._runs and self.key is not None:
-            try:
-                os.makedirs(self.directory, exist_ok=True)
-                _write_gitignore(self.directory)
-                self._save_runs()
-            except OSError:
-                pass  # (a record that cannot be written: only a slower next run)
-        if not self.dirty or self.key is None:
+        """Write the results file (when it changed) and the run records kept; a cache that
+        cannot be written is only a slower next run."""
+        if self.key is None or not (self.dirty or self._runs):
             return
-        entries = self.entries if self.trusted else self._checked_entries()
-        body = _dumps(entries).encode()
-        mac = hmac.digest(self.key, body, "sha256").hex()
-        header = {"format": _MAGIC, "version": FORMAT, "kernlint": __version__, "mac": mac}
         try:
             os.makedirs(self.directory, exist_ok=True)
             _write_gitignore(self.directory)
-            _write_atomically(self.path, _dumps(header).encode() + b"\n", body)
         except OSError:
-            pass  # a cache that cannot be written is only a slower next run
+            return
+        if self.dirty:
+            entries = self.entries if self.trusted else self._checked_entries()
+            body = _dumps(entries).encode()
+            mac = hmac.digest(self.key, body, "sha256").hex()
+            header = {"format": _MAGIC, "version": FORMAT, "kernlint": __version__, "mac": mac}
+            try:
+                _write_atomically(self.path, _dumps(header).encode() + b"\n", body)
+            except OSError:
+                pass
+        if self._runs:
+            try:
+                self._save_runs()
+            except OSError:
+                pass
 
 
 def _write_atomically(path: str, *parts: bytes) -> None:

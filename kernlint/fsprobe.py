@@ -21,7 +21,7 @@ import io
 import os
 import stat
 
-RACY_NS = 2_000_000_000  # (as the result cache: FAT's 2 s timestamps)
+from .cache import RACY_NS  # (the result cache's: FAT's 2 s timestamps)
 
 _STAT, _LSTAT, _LIST = "s", "l", "d"
 
@@ -47,6 +47,18 @@ def _entry_kind(entry) -> str:
         return "d" if entry.is_dir(follow_symlinks=False) else "f"
     except OSError:
         return "?"
+
+
+def _kinds(entries) -> list[tuple[str, str]]:
+    """(name, type) of each directory entry, the types from the listing itself (no stat per
+    entry, as a rule: one that needs a stat and cannot get it is "?")."""
+    try:
+        return [
+            (e.name, "l" if e.is_symlink() else "d" if e.is_dir(follow_symlinks=False) else "f")
+            for e in entries
+        ]
+    except OSError:
+        return [(e.name, _entry_kind(e)) for e in entries]
 
 
 class _Entries:
@@ -107,14 +119,8 @@ class Recorder:
 
     def _note_stat(self, kind: str, path) -> None:
         key = _key_path(path)
-        if key is None or (kind, key) in self.probes:
-            return
-        try:
-            st = (_real["stat"] if kind == _STAT else _real["lstat"])(key)
-        except (OSError, ValueError):
-            self.probes[(kind, key)] = "-"
-        else:
-            self.probes[(kind, key)] = describe(st)
+        if key is not None and (kind, key) not in self.probes:
+            self.probes[(kind, key)] = answer(kind, key)
 
     def _note_listing(self, key: str, entries) -> None:
         if (_LIST, key) not in self.probes:
@@ -148,7 +154,7 @@ class Recorder:
             except OSError:
                 rec.probes.setdefault((_LIST, key), "-")
                 raise
-            rec._note_listing(key, [(e.name, _entry_kind(e)) for e in entries])
+            rec._note_listing(key, _kinds(entries))
             return entries
 
         def scandir_(path="."):
@@ -189,13 +195,7 @@ def answer(kind: str, path: str, names=None) -> str:
                 found = list(it)
         except (OSError, ValueError):  # (ValueError: a NUL or a lone surrogate in the path)
             return "-"
-        try:  # (the types from the listing itself: no stat per entry)
-            entries = [
-                (e.name, "l" if e.is_symlink() else "d" if e.is_dir(follow_symlinks=False) else "f")
-                for e in found
-            ]
-        except OSError:
-            entries = [(e.name, _entry_kind(e)) for e in found]
+        entries = _kinds(found)
         if names is not None:
             names[path] = {name for name, _ in entries}
         return _listing(entries)

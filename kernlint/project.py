@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
+
+from .python import parse as parse_python
 
 _TARGETS: frozenset[str] = frozenset()
 
@@ -221,9 +222,7 @@ def targets_in_snippets(data: bytes) -> set[str]:
         return out  # a substring search, much faster than the regex over the whole file
     for snippet in wrapper_snippets(data):
         try:
-            with warnings.catch_warnings():  # (an invalid escape is no concern of a linter)
-                warnings.simplefilter("ignore")
-                expr = ast.parse(b"f(cuda_wrappers=" + snippet + b")", mode="eval")
+            expr = parse_python(b"f(cuda_wrappers=" + snippet + b")", mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         out |= _targets_in_tree(expr)
@@ -379,8 +378,6 @@ def collect_aiter_import_time(paths) -> dict[str, list[tuple[int, int, int, int,
             except OSError:
                 data_cache[path] = b""
         return data_cache[path]
-
-    from .python import parse as parse_python
 
     def parse(path):
         """(tree, import-time import statements) of a file, computed once."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -134,19 +135,10 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None, repla
             if _RECORD_RUN:
                 from .fsprobe import Recorder
 
-                cache.load()  # (read now: the cache's own file is no question of the keys)
                 recorder = Recorder()
     _RECORD_RUN = False  # (only a process's first run: no earlier run's memo hid a question)
     LAST_RUN[:] = ["recorded" if recorder is not None else "linted"]
-    if recorder is not None:
-        recorder.__enter__()
-    try:
-        return _lint_candidates(
-            candidates, resolver, registry, cache, jobs, stats, recorder, signature
-        )
-    finally:
-        if recorder is not None:
-            recorder.__exit__(None, None, None)
+    return _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorder, signature)
 
 
 # The first `lint_candidates` of a process started as the `kernlint` command keeps a run record
@@ -184,39 +176,44 @@ def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorde
     if stats is None:
         stats = [None] * len(candidates)
     unparsed = recording_unparsed()
-    gather = _collect_project_facts(
-        candidates, resolver, cache, wrappers=not deferred, stats=stats, aiter_in_pool=in_pool
-    )
-    pending = []
-    payloads = [None] * len(candidates)  # (with a cache: each result as it is stored)
-    key_memo: dict[tuple, tuple] = {}
-    for i, cand in enumerate(candidates):
-        if cache is not None:
-            settings = resolver.for_file(cand.abspath)
-            rules = settings.rules_for(cand.abspath)
-            is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
-            project = _project_key(cand, rules, settings, is_jit, cache, stats[i])
-            if unparsed:  # (entries that hold the unparsed regions: their own key)
-                project += UNPARSED_KEY
-            # Most files share their settings: the key is computed once per combination (the
-            # memo holds `rules`, so its id cannot be reused by another list meanwhile).
-            memo_key = (id(settings), id(rules), is_jit, project)
-            memo = key_memo.get(memo_key)
-            if memo is None:
-                memo = key_memo[memo_key] = (rules, settings_key(settings, rules, is_jit, project))
-            keys[i] = memo[1]
-            if stats[i] is not None:
-                payload = cache.lookup_stat(cand.abspath, keys[i], stats[i])
-                if payload is not None:
-                    results[i] = _from_payload(cand, payload)
-                    if results[i] is not None:  # (None: an entry of the wrong shape)
-                        payloads[i] = payload
-                        continue
-        pending.append((i, cand))
-    probes = None
-    if recorder is not None:  # (the keys are made: what they asked of the file system is known)
-        recorder.__exit__(None, None, None)
-        probes = recorder.probes
+    # The cross-file facts and the keys made of them: what they ask the file system is what a
+    # run record holds (`recorder`; the cache's own file read before, no question of theirs).
+    if recorder is not None:
+        cache.load()
+    with recorder if recorder is not None else contextlib.nullcontext():
+        gather = _collect_project_facts(
+            candidates, resolver, cache, wrappers=not deferred, stats=stats, aiter_in_pool=in_pool
+        )
+        pending = []
+        payloads = [None] * len(candidates)  # (with a cache: each result as it is stored)
+        key_memo: dict[tuple, tuple] = {}
+        for i, cand in enumerate(candidates):
+            if cache is not None:
+                settings = resolver.for_file(cand.abspath)
+                rules = settings.rules_for(cand.abspath)
+                is_jit = _jit_matters(rules, cand.language) and settings.is_jit(cand.abspath)
+                project = _project_key(cand, rules, settings, is_jit, cache, stats[i])
+                if unparsed:  # (entries that hold the unparsed regions: their own key)
+                    project += UNPARSED_KEY
+                # Most files share their settings: the key is computed once per combination (the
+                # memo holds `rules`, so its id cannot be reused by another list meanwhile).
+                memo_key = (id(settings), id(rules), is_jit, project)
+                memo = key_memo.get(memo_key)
+                if memo is None:
+                    memo = key_memo[memo_key] = (
+                        rules,
+                        settings_key(settings, rules, is_jit, project),
+                    )
+                keys[i] = memo[1]
+                if stats[i] is not None:
+                    payload = cache.lookup_stat(cand.abspath, keys[i], stats[i])
+                    if payload is not None:
+                        results[i] = _from_payload(cand, payload)
+                        if results[i] is not None:  # (None: an entry of the wrong shape)
+                            payloads[i] = payload
+                            continue
+            pending.append((i, cand))
+    probes = recorder.probes if recorder is not None else None
 
     semantic = _plan_semantic(pending, resolver, cache)
     want_digest = cache is not None
@@ -520,8 +517,8 @@ def _run_record(candidates, stats, probes, payloads, cache) -> str | None:
     files are those the signature was made of."""
     import json
 
-    from .cache import EMPTY_RESULT
-    from .fsprobe import RACY_NS, describe, racy
+    from .cache import EMPTY_RESULT, RACY_NS
+    from .fsprobe import describe, racy
 
     if any(st is None for st in stats) or any(p is None for p in payloads):
         return None
@@ -569,10 +566,11 @@ def _replayed(cache, signature, candidates, stats) -> list | None:
     if changed(probes, known):
         return None
     stored = record["results"]
+    plain = not recording_unparsed()  # (then an empty payload is an empty result)
     results = []
     for i, cand in enumerate(candidates):
         payload = stored.get(str(i), EMPTY_RESULT)
-        if payload == EMPTY_RESULT and not recording_unparsed():  # (most files)
+        if plain and payload == EMPTY_RESULT:  # (most files)
             res = FileResult(cand.display, abspath=cand.abspath, language=cand.language)
         else:
             res = _from_payload(cand, payload) if type(payload) is str else None

@@ -4,11 +4,11 @@ utilities, and a warm cached run follows edits of those utilities."""
 from __future__ import annotations
 
 import json
-import os
+
+from cli_support import write_old as _write
 
 from kernlint.cli import main
 
-OLD_NS = 1_600_000_000 * 10**9  # far from any run's start (not in the cache's racy window)
 BENCH = (
     "import torch\n\n\n"
     "def inputs(n):\n"
@@ -20,13 +20,6 @@ UTILS_WITH = (
     "def create_random(*shape, dtype=torch.bfloat16, device='cuda'):\n"
     "    return torch.randn(shape, dtype=dtype, device=device)\n"
 )
-
-
-def _write(path, text: str, tick: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    stamp = OLD_NS + tick * 10**9
-    os.utime(path, ns=(stamp, stamp))
 
 
 def test_warm_run_follows_the_utilities(tmp_path, monkeypatch, capsys):

@@ -4,13 +4,11 @@ file's export calls are checked against (the named file and the JIT headers it i
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
+from cli_support import write_old as _write
 
 from kernlint.cli import main
-
-OLD_NS = 1_600_000_000 * 10**9  # far from any run's start (not in the cache's racy window)
 
 PY = (
     "from sglang.kernels.jit.utils import cache_once, load_jit\n\n\n"
@@ -29,13 +27,6 @@ CUH = (
     " int64_t n);\n};\n}  // namespace sglang\n"
 )
 COMMON = "#pragma once\nnamespace sglang {\nvoid scale_helper(int64_t n);\n}  // namespace sglang\n"
-
-
-def _write(path, text: str, tick: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    stamp = OLD_NS + tick * 10**9  # (each write its own mtime, all of them old)
-    os.utime(path, ns=(stamp, stamp))
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ import json
 import os
 
 import pytest
+from cli_support import write_old as _write
 
 from kernlint.ci_layout import registered_root
 from kernlint.cli import main
 
-OLD_NS = 1_600_000_000 * 10**9  # far from any run's start (not in the cache's racy window)
 WRAPPER = (
     "from sglang.kernels.jit.utils import cache_once, load_jit\n\n\n"
     "@cache_once\ndef _module():\n"
@@ -26,13 +26,6 @@ TEST = (
     'register_cuda_ci(est_time=30, stage="base-b-kernel-unit", runner_config="1-gpu-large")\n\n\n'
     "def test_scale():\n    assert scale is not None\n"
 )
-
-
-def _write(path, text: str, tick: int = 1) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    stamp = OLD_NS + tick * 10**9  # (each write its own mtime, all of them old)
-    os.utime(path, ns=(stamp, stamp))
 
 
 @pytest.fixture

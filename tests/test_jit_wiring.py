@@ -8,10 +8,10 @@ import json
 import os
 
 import pytest
+from cli_support import write_old as _write
 
 from kernlint.cli import main
 
-OLD_NS = 1_600_000_000 * 10**9  # far from any run's start (not in the cache's racy window)
 SELECT = "PY008,PY009,PY010"
 
 PY = (
@@ -27,13 +27,6 @@ CUH = (
     "}  // namespace sglang\n"
 )
 COMMON = "#pragma once\nnamespace sglang {\nvoid scale_helper(int n);\n}  // namespace sglang\n"
-
-
-def _write(path, text: str, tick: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    stamp = OLD_NS + tick * 10**9  # (each write its own mtime, all of them old)
-    os.utime(path, ns=(stamp, stamp))
 
 
 @pytest.fixture

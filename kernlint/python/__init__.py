@@ -65,8 +65,9 @@ class LineSearch:
         return self._line
 
 
-def parse(data: bytes, path: str = "<unknown>"):
-    """`ast.parse`, with warnings silenced and without the cyclic garbage collector: an AST
+def parse(data: bytes, path: str = "<unknown>", mode: str = "exec"):
+    """`ast.parse` (`mode` as its), with warnings silenced (an invalid escape is no concern of
+    a linter) and without the cyclic garbage collector: an AST
     has no reference cycles, and the collector would otherwise traverse the new nodes again
     and again while they are built (about a fifth of the parse time).
 
@@ -81,7 +82,7 @@ def parse(data: bytes, path: str = "<unknown>"):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.parse(data, filename=path, type_comments=False)
+            return ast.parse(data, filename=path, mode=mode, type_comments=False)
     finally:
         if enabled:
             gc.enable()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_left
 
-from . import child_nodes, lf_view
+from . import LineSearch, child_nodes
 from . import walk as _walk
 from .scopes import param_names
 
@@ -299,16 +299,15 @@ def _expression_roots(stmt) -> list | None:
 
 def _lines_holding(data: bytes, word: bytes) -> list[int]:
     """The (1-based) lines holding `word`, as Python counts lines, in order."""
-    view = lf_view(data)
+    lines = LineSearch(data)
+    find = lines.view.find
     out = []
-    line, at = 1, 0
-    i = view.find(word)
+    i = find(word)
     while i >= 0:
-        line += view.count(b"\n", at, i)
-        at = i
+        line = lines.number(i) + 1
         if not out or out[-1] != line:
             out.append(line)
-        i = view.find(word, i + len(word))
+        i = find(word, i + len(word))
     return out
 
 

@@ -45,7 +45,7 @@ from functools import lru_cache
 
 from kernlint.ci_layout import CI_FUNCTIONS, REGISTER_FUNCTIONS, registration_functions
 from kernlint.model import Rule
-from kernlint.python import LineSearch
+from kernlint.python import LineSearch, parse
 from kernlint.python.conventions import NamePattern, configured_names, when_configured
 from kernlint.python.facts import ast_offset, node_span, qualified
 
@@ -333,15 +333,11 @@ def _quoted(data: bytes, begin: int, at: int) -> bool:
 
 @lru_cache(maxsize=4096)
 def _parse_statement(text: bytes) -> ast.Module | None:
-    """`ast.parse(text)`, None where it is not valid Python, kept for the next file: the
+    """`parse(text)`, None where it is not valid Python, kept for the next file: the
     registrations and the runs of lines tried for them repeat from test file to test file
     (the snapshot's 2,966 parses are 1,232 texts). The trees are only read."""
-    import warnings
-
     try:
-        with warnings.catch_warnings():  # (an invalid escape is no concern of a linter)
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
+        return parse(text)
     except (SyntaxError, ValueError):
         return None
 

@@ -38,8 +38,10 @@ importers are judged by those gates.
 
 from __future__ import annotations
 
+import marshal
 import os
 import re
+import zlib
 from bisect import bisect_left
 from collections import deque
 
@@ -290,6 +292,7 @@ class Package:
         self.by_module: dict[str, PackageFile] = {}
         self.env: dict = {}
         from .engine import use_memmem
+        from .python.aiter_reach import CANNOT
 
         use_memmem()
         records: list[Record] = []
@@ -314,13 +317,28 @@ class Package:
             pf.records = [Record(pf, *r) for r in raw]
             records += pf.records
             if env:
-                self.env.update(env)
+                # (a piece from a worker went through pickle or marshal: its "cannot tell"
+                # values are copies of the marker, which the conditions test by identity)
+                self.env.update({k: CANNOT if v == CANNOT else v for k, v in env.items()})
         keyed = sorted(((t, i) for i, r in enumerate(records) for t in r.targets))
         self._keys = [k for k, _ in keyed]
         self._recs = [records[i] for _, i in keyed]
         self._status: dict[str, tuple] = {}
         self._sites: dict[str, list] = {}
         self._cheap: dict[str, bool] = {}
+
+    def close(self) -> None:
+        """Break the index's reference cycles (a record and its file refer to each other), so
+        that its memory is freed as soon as the package is dropped, not at the cyclic
+        collector's next full pass; a closed package answers nothing (its `env` is kept: a
+        `LazyEnv` may hold it)."""
+        for pf in self.files.values():
+            pf.records = []
+            pf.judge = None
+            pf._data = None
+        self.files, self.by_module = {}, {}
+        self._keys, self._recs = [], []
+        self._status, self._sites, self._cheap = {}, {}, {}
 
     def sites(self, module: str) -> list[Record]:
         """Import statements that execute `module`, outside the module and its submodules:
@@ -407,7 +425,8 @@ class Package:
             guards.use_gates(self.gates)
         at_line = guards.statements_at_lines(sorted(lines))
         del ast
-        return Judge(tree, guards, env_for(envs_package(tree, pf.module)), pf.module), at_line
+        env = env_for(envs_package(tree, pf.module), pf.path)
+        return Judge(tree, guards, env, pf.module), at_line
 
     # -- module status ----------------------------------------------------------------------
     def status(self, module: str) -> tuple:
@@ -522,10 +541,14 @@ _FINGERPRINT: list = []  # [the fingerprint], once computed
 _COMPLETE: set[str] = set()  # the packages whose files' stats are in _STATS
 _STATS: dict[str, list] = {}  # package -> (path, size, mtime_ns) of its files (cache keys)
 _GATHER: dict[str, dict] = {}  # while a pool gathers the index: {"by_top": top -> run files}
+# After a pool gathered the index: top -> the packed pieces of its files (`pack_pieces`), from
+# which its Package is built when a file first asks (and again after `release`).
+_PACKED: dict[str, list] = {}
 
 
 def reset() -> None:
     _GATHER.clear()
+    _PACKED.clear()
     _PACKAGES.clear()
     _GATED.clear()
     _RUN_TOPS.clear()
@@ -547,12 +570,14 @@ def state() -> tuple:
         set(_COMPLETE),
         {k: list(v) for k, v in _STATS.items()},
         dict(_TOP),
+        dict(_PACKED),
     )
 
 
 def restore(saved: tuple) -> None:
     reset()
-    packages, tops, files, fingerprint, complete, stats, top = saved
+    packages, tops, files, fingerprint, complete, stats, top, packed = saved
+    _PACKED.update(packed)
     _PACKAGES.update(packages)
     _RUN_TOPS.extend(tops)
     _AITER_FILES.update(files)
@@ -581,18 +606,39 @@ def _package(top: str) -> Package:
     if pkg is None:
         if _GATHER:
             _pending()
-        # (a package read whole for its fingerprint is indexed from those bytes, no file
-        # read again: the index is of the contents the fingerprint names)
-        pkg = _PACKAGES[top] = Package(top)
+        packed = _PACKED.get(top)
+        pieces = unpack_pieces(packed) if packed is not None else None
+        pkg = _PACKAGES[top] = Package(top, pieces=pieces)
     return pkg
 
 
-def env_for(name: str | None) -> dict | None:
+def release() -> None:
+    """After a pool gathered the index (nothing otherwise): drop the packages built so far,
+    their records and the files' bytes and skeletons read for judging. A package is built
+    again from its packed pieces if a file asks for it later (one judged by configured gates:
+    read again), with the same answers: a package's index is a pure function of its files."""
+    if not _PACKED:
+        return
+    for pkg in (*_PACKAGES.values(), *_GATED.values()):
+        pkg.close()
+    _PACKAGES.clear()
+    _GATED.clear()
+
+
+def top_of(abspath: str) -> str | None:
+    """The top-level package a file belongs to (None: a script)."""
+    return top_package(os.path.dirname(os.path.abspath(abspath)))
+
+
+def env_for(name: str | None, near: str | None = None) -> dict | None:
     """The environment defaults declared in the package `name` (the one a file imports
-    `envs` from), where the run has it; None when it does not."""
+    `envs` from), where the run has it; None when it does not. `near`: the file asking, whose
+    own top-level package is the one meant when it has that name (a run of several copies of
+    a package)."""
     if not name:
         return None
-    for top in _RUN_TOPS + sorted(_PACKAGES):
+    own = top_of(near) if near else None
+    for top in ([own] if own else []) + _RUN_TOPS + sorted(_PACKAGES):
         if os.path.basename(top) == name:
             pkg = _PACKAGES.get(top)
             return pkg.env if pkg is not None else LazyEnv(top)
@@ -769,17 +815,38 @@ def piece_for(path: str, data: bytes) -> tuple | None:
     return _piece(path, data, top, os.path.basename(top).encode())
 
 
-def gather_finish(pieces: dict) -> None:
-    """Build the index from the workers' `pieces` (path -> piece): each package of the run
-    that a checked file naming aiter is in, its other files read here. The same index, and
-    the same files noted as naming aiter, as `collect` builds reading every file itself."""
+def pack_pieces(pieces: dict) -> dict:
+    """A worker's pieces (path -> `piece_for`) packed for the parent: top package -> the
+    pieces of its files, marshalled and compressed (about a fifth of the size of the tuples
+    they hold: the parent keeps every package's until the end of the run)."""
+    by_top: dict = {}
+    for path, piece in pieces.items():
+        by_top.setdefault(top_package(os.path.dirname(path)), {})[path] = piece
+    return {top: zlib.compress(marshal.dumps(part), 1) for top, part in by_top.items()}
+
+
+def unpack_pieces(packed: list) -> dict:
+    """path -> piece, from a package's packed parts."""
+    out: dict = {}
+    for blob in packed:
+        out.update(marshal.loads(zlib.decompress(blob)))
+    return out
+
+
+def gather_finish(packed: dict) -> None:
+    """End the gathering with the workers' packed pieces (`packed`: top -> the packed parts of
+    its files): which of the run's files name aiter is noted, and each package of the run is
+    built from its pieces when a file first asks for it (`_package`), its other files read
+    then. The same index, and the same files noted as naming aiter, as `collect` builds
+    reading every file itself."""
     from .engine import contains
 
     by_top = _GATHER.pop("by_top", {})
     for top in _RUN_TOPS:
-        run_files = by_top[top]
-        kept = False
-        for path in run_files:
+        parts = packed.get(top, [])
+        pieces = unpack_pieces(parts)
+        extra = {}
+        for path in by_top[top]:
             found = pieces.get(path)
             if found is not None:
                 names = found[4]
@@ -791,12 +858,12 @@ def gather_finish(pieces: dict) -> None:
                     continue
                 names = bool(contains(data, b"aiter") and AITER_WORD.search(data))
                 if len(data) <= MAX_FILE:
-                    pieces[path] = _piece(path, data, top, os.path.basename(top).encode())
+                    extra[path] = _piece(path, data, top, os.path.basename(top).encode())
             if names:
                 _AITER_FILES.add(path)
-                kept = True
-        if kept:
-            _PACKAGES[top] = Package(top, pieces=pieces)
+        if extra:
+            parts = [*parts, zlib.compress(marshal.dumps(extra), 1)]
+        _PACKED[top] = parts
 
 
 def _complete(top: str) -> None:

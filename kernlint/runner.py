@@ -9,7 +9,7 @@ import sys
 
 from .config import import_time_policy
 from .discovery import discover
-from .engine import FileResult, lint_file, recording_unparsed
+from .engine import EmptyResult, FileResult, lint_file, recording_unparsed
 from .fixes import applicable, apply_fixes, unified_diff
 from .output.text import counted, severity_counts
 
@@ -95,7 +95,35 @@ def _lint_chunk(job):
         elif res.unparsed is not None or res.generated:  # (`--statistics` counts them)
             done.append((i, res, digest))
         # else: nothing to send back (most files); the parent fills in an empty result
+    if pieces:
+        from .aiter_graph import pack_pieces
+
+        pieces = pack_pieces(pieces)  # (compact: the parent keeps them to the end of the run)
     return done, found, pieces, later
+
+
+def _by_package(items: list) -> list[list]:
+    """(index, candidate) pairs grouped by the top-level package of the file (scripts: one
+    group), in order of their first appearance."""
+    from .aiter_graph import top_of
+
+    groups: dict = {}
+    for item in items:
+        groups.setdefault(top_of(item[1].abspath), []).append(item)
+    return list(groups.values())
+
+
+def _build_index(group: list) -> None:
+    """The aiter index of the package of a group's files (`_by_package`), built here."""
+    from .aiter_graph import package_for
+
+    package_for(group[0][1].abspath)
+
+
+def _release_index() -> None:
+    from .aiter_graph import release
+
+    release()
 
 
 def _preload_cpp() -> None:
@@ -236,7 +264,8 @@ def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorde
             ):
                 done.extend(part)
                 found |= got
-                pieces.update(got_pieces)
+                for top, blob in got_pieces.items():
+                    pieces.setdefault(top, []).append(blob)
                 later.extend(got_later)
             return found
 
@@ -255,29 +284,41 @@ def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorde
                 if deferred:
                     set_wrapper_targets(targets)
                 _POOL_STATE["gather"] = False
-                waiting = sorted(later)  # (the files that wait for the whole aiter index)
+                # The files that wait for the aiter index, by package: each package's index
+                # is built when its first file asks and dropped after its last, so that the
+                # run holds one package's index at a time however many packages it checks.
+                waiting = _by_package(sorted(later))
+                many: list = []
 
                 def finish_gathering():
-                    # The C/C++ files need no aiter index: the parent builds it while the
-                    # workers lint them, and lints the files that wait for it, when few.
+                    # The C/C++ files need no aiter index: the parent ends the gathering while
+                    # the workers lint them, and lints the files that wait for it (a
+                    # package's at a time) where they are few.
                     if gather:
                         from .aiter_graph import gather_finish
 
                         gather_finish(pieces)
-                        pieces.clear()  # (the index holds what it needs of them)
-                    if len(waiting) < PARALLEL_THRESHOLD:
-                        lint_here(waiting)
-                        waiting.clear()
+                        pieces.clear()  # (packed again, per package, by the index)
+                    for group in waiting:
+                        if len(group) >= PARALLEL_THRESHOLD:
+                            many.append(group)
+                        else:
+                            lint_here(group)
+                            _release_index()
 
                 if len(others) >= PARALLEL_THRESHOLD:
                     lint_all(others, False, finish_gathering)
                 else:
                     finish_gathering()
-                    waiting += others
-                if len(waiting) >= PARALLEL_THRESHOLD:
-                    lint_all(waiting)  # (forked once the index is built: the workers share it)
-                else:
-                    lint_here(waiting)
+                    if others:
+                        many.append(others)
+                for group in many:
+                    if len(group) >= PARALLEL_THRESHOLD:
+                        _build_index(group)  # (before the fork: the workers share it)
+                        lint_all(group)
+                    else:
+                        lint_here(group)
+                    _release_index()
             else:
                 if any(p[1].language == "cpp" for p in pending):
                     _preload_cpp()
@@ -297,7 +338,7 @@ def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorde
     for i, res in enumerate(results):
         if res is None:  # linted in a worker that found nothing: not sent back
             cand = candidates[i]
-            results[i] = FileResult(cand.display, abspath=cand.abspath, language=cand.language)
+            results[i] = EmptyResult(cand.display, cand.abspath, cand.language)
     if probes is not None and stored == len(done):  # (every result is in the cache)
         record = _run_record(candidates, stats, probes, payloads, cache)
         if record is not None:
@@ -571,7 +612,7 @@ def _replayed(cache, signature, candidates, stats) -> list | None:
     for i, cand in enumerate(candidates):
         payload = stored.get(str(i), EMPTY_RESULT)
         if plain and payload == EMPTY_RESULT:  # (most files)
-            res = FileResult(cand.display, abspath=cand.abspath, language=cand.language)
+            res = EmptyResult(cand.display, cand.abspath, cand.language)
         else:
             res = _from_payload(cand, payload) if type(payload) is str else None
             if res is None:

@@ -164,9 +164,9 @@ def test_a_package_without_aiter_is_not_indexed(tmp_path, monkeypatch):
     built = []
     real = aiter_graph.Package.__init__
 
-    def counting(self, top, *args):
+    def counting(self, top, *args, **kwargs):
         built.append(top)
-        real(self, top, *args)
+        real(self, top, *args, **kwargs)
 
     monkeypatch.setattr(aiter_graph.Package, "__init__", counting)
     _write(tmp_path, {"plain/__init__.py": "", "plain/a.py": "import os\n"})
@@ -210,9 +210,9 @@ def test_gated_imports_alone_do_not_index_the_package(tmp_path, monkeypatch):
     built = []
     real = aiter_graph.Package.__init__
 
-    def counting(self, top, *args):
+    def counting(self, top, *args, **kwargs):
         built.append(top)
-        real(self, top, *args)
+        real(self, top, *args, **kwargs)
 
     monkeypatch.setattr(aiter_graph.Package, "__init__", counting)
     _write(tmp_path, PACKAGE)
@@ -278,8 +278,8 @@ def test_a_pool_gathers_the_index_from_the_files_it_lints(tmp_path, monkeypatch)
     pieces, later = [], []
     real_finish, real_imap = aiter_graph.gather_finish, forkpool.imap_unordered
 
-    def finish(got):
-        pieces.append(set(got))
+    def finish(got):  # (top package -> its files' pieces, packed)
+        pieces.append({p for parts in got.values() for p in aiter_graph.unpack_pieces(parts)})
         real_finish(got)
 
     def imap(fn, items, jobs, meanwhile=None):
@@ -322,3 +322,67 @@ def test_a_warm_run_reads_no_unchanged_file_for_aiter_names(tmp_path, monkeypatc
     (tmp_path / "pkg" / "model.py").write_text("import aiter.triton\nimport os\n")
     assert main(args) == 0
     assert len(scanned) >= 1
+
+
+def _gathering_pool(monkeypatch):
+    """Make even a small run lint in a pool that gathers the aiter index from its workers."""
+    import kernlint.runner as runner
+
+    monkeypatch.setattr(runner, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(runner, "DEFER_WRAPPER_SCAN", 1)
+    monkeypatch.setattr(runner, "_jobs", lambda: 2)
+    monkeypatch.setattr(aiter_graph, "EAGER_FILES", 1)
+
+
+def _findings(root, *paths):
+    import kernlint.runner as runner
+
+    res = runner.lint_paths([str(root / p) for p in paths], select=["PY001"], warn=print)
+    return sorted(
+        (os.path.relpath(r.path, root), d.line, d.message) for r in res for d in r.diagnostics
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks its workers")
+def test_a_gathered_index_keeps_defaults_it_cannot_tell(tmp_path, monkeypatch):
+    """An `Env*` default that is an expression is "cannot tell" in a gathered index too (its
+    marker crossed from a worker): the import it guards stays silent, as in one process."""
+    files = {"pkg/__init__.py": "", "pkg/gates.py": GATES, "pkg/environ.py": ENVIRON}
+    files["pkg/model.py"] = USES_ENVS
+    _write(tmp_path, files)
+    alone = _findings(tmp_path, "pkg")
+    assert [line for _, line, _ in alone] == [7, 13, 15]
+    _gathering_pool(monkeypatch)
+    assert _findings(tmp_path, "pkg") == alone
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks its workers")
+def test_a_gathered_run_holds_one_package_index_at_a_time(tmp_path, monkeypatch):
+    """Two packages of one name (copies of a tree, one switch's default changed): after a
+    pool gathered the index, each package's index is built for its own files and dropped
+    before the next is built, and each file's findings come from its own package (its `envs`
+    included)."""
+    for copy in ("a", "b"):
+        files = {f"{copy}/{rel}": text for rel, text in PACKAGE.items()}
+        files[f"{copy}/pkg/environ.py"] = ENVIRON
+        files[f"{copy}/pkg/uses.py"] = USES_ENVS
+        _write(tmp_path, files)
+    (tmp_path / "b/pkg/environ.py").write_text(
+        ENVIRON.replace("ON = EnvBool(True)", "ON = EnvBool(False)")
+    )
+    # (one copy alone: what its files get)
+    alone, other = _findings(tmp_path, "a"), _findings(tmp_path, "b")
+    assert ("a/pkg/quant.py", 3) in {f[:2] for f in alone}
+    assert [f[1] for f in alone if f[0] == "a/pkg/uses.py"] == [7, 13, 15]
+    assert [f[1] for f in other if f[0] == "b/pkg/uses.py"] == [13, 15]
+    built = []
+    real = aiter_graph.Package.__init__
+
+    def counting(self, top, *args, **kwargs):
+        built.append((os.path.relpath(top, tmp_path), len(aiter_graph._PACKAGES)))
+        real(self, top, *args, **kwargs)
+
+    monkeypatch.setattr(aiter_graph.Package, "__init__", counting)
+    _gathering_pool(monkeypatch)
+    assert _findings(tmp_path, "a", "b") == sorted(alone + other)
+    assert sorted(built) == [("a/pkg", 0), ("b/pkg", 0)]

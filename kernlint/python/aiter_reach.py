@@ -911,7 +911,7 @@ def explain(ctx, reasons: bool = False) -> tuple:
         # package's import graph cannot make one reported: the graph is not read (a check of
         # a few files stays fast). Otherwise, or to explain each import, it is.
         module = aiter_graph.module_for(abspath)
-        env = aiter_graph.env_for(envs_package(ctx.tree, module))
+        env = aiter_graph.env_for(envs_package(ctx.tree, module), abspath)
         judge = Judge(ctx.tree, facts.guards, env, module)
         verdicts = [judge.verdict(node, reasons) for node, _ in facts.aiter_imports]
         if all(v.kind == "silent" for v in verdicts):
@@ -935,7 +935,7 @@ def explain(ctx, reasons: bool = False) -> tuple:
         why = "a test registered for AMD CI only"
         return None, [(node, name, None, why) for node, name in facts.aiter_imports]
     if judge is None:  # (else judged above, with the same module name)
-        env = aiter_graph.env_for(envs_package(ctx.tree, module))
+        env = aiter_graph.env_for(envs_package(ctx.tree, module), abspath)
         judge = Judge(ctx.tree, facts.guards, env, module)
         verdicts = [judge.verdict(node, reasons) for node, _ in facts.aiter_imports]
     out = []

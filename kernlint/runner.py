@@ -68,6 +68,7 @@ def _lint_chunk(job):
     chunk, want_digest, want_targets = job
     resolver, registry = _POOL_STATE["resolver"], _POOL_STATE["registry"]
     gather = _POOL_STATE.get("gather", False)
+    fix_sources = _POOL_STATE.get("fix_sources", True)
     done, found, pieces, later = [], set(), {}, []
     for i, cand in chunk:
         res, digest = _lint_one(cand, resolver, registry, True, want_digest)
@@ -88,7 +89,7 @@ def _lint_chunk(job):
         if res.pending:  # (it needs the whole index: linted once the index is built)
             later.append((i, cand))
             continue
-        if not any(d.fix is not None for d in res.diagnostics):
+        if not (fix_sources and any(d.fix is not None for d in res.diagnostics)):
             res.source = None  # (kept for a fix: computed on exactly these bytes)
         if digest is not None or res.diagnostics or res.warnings or res.notes:
             done.append((i, res, digest))
@@ -141,10 +142,14 @@ def _jobs() -> int:
     return max(1, n)
 
 
-def lint_candidates(candidates, resolver, registry, cache=None, jobs=None, replay=False):
+def lint_candidates(
+    candidates, resolver, registry, cache=None, jobs=None, replay=False, fix_sources=True
+):
     """Lint candidates (cached results reused); results come back in candidate order.
     `replay`: the results may come from a run record (see `_replayed`): the caller needs no
-    cross-file facts after the run (it fixes nothing)."""
+    cross-file facts after the run (it fixes nothing). `fix_sources`: a result with a fix
+    from a worker keeps the bytes it was computed on (for a fix to apply to exactly those);
+    False when nothing will be fixed (the report reads a file's source when it needs it)."""
     global _RECORD_RUN
     for name in ("kernlint.jitscope", "kernlint.sgl_headers", "kernlint.jit_wiring"):
         if name in sys.modules:  # (headers read by an earlier run may have changed)
@@ -166,7 +171,9 @@ def lint_candidates(candidates, resolver, registry, cache=None, jobs=None, repla
                 recorder = Recorder()
     _RECORD_RUN = False  # (only a process's first run: no earlier run's memo hid a question)
     LAST_RUN[:] = ["recorded" if recorder is not None else "linted"]
-    return _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorder, signature)
+    return _lint_candidates(
+        candidates, resolver, registry, cache, jobs, stats, recorder, signature, fix_sources
+    )
 
 
 # The first `lint_candidates` of a process started as the `kernlint` command keeps a run record
@@ -181,7 +188,9 @@ def record_runs() -> None:
     _RECORD_RUN = True
 
 
-def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorder, signature):
+def _lint_candidates(
+    candidates, resolver, registry, cache, jobs, stats, recorder, signature, fix_sources=True
+):
     if cache is not None:
         from .cache import settings_key
 
@@ -250,7 +259,9 @@ def _lint_candidates(candidates, resolver, registry, cache, jobs, stats, recorde
         from .forkpool import imap_unordered
 
         use_memmem()  # (before the fork: the workers inherit it)
-        _POOL_STATE.update(resolver=resolver, registry=registry, gather=gather)
+        _POOL_STATE.update(
+            resolver=resolver, registry=registry, gather=gather, fix_sources=fix_sources
+        )
         done = []
         pieces: dict = {}
         later: list = []
@@ -899,7 +910,9 @@ def run_check(args, registry, resolver) -> int:
     _compile_pass(candidates, resolver, compile_cache, getattr(args, "compile_from", None))
     try:
         replay = not (_fixing(args) or args.diff)  # (a fix lints again: it needs the facts)
-        results = lint_candidates(candidates, resolver, registry, cache=cache, replay=replay)
+        results = lint_candidates(
+            candidates, resolver, registry, cache=cache, replay=replay, fix_sources=not replay
+        )
     finally:
         record_unparsed(False)
     if cache is not None:
@@ -907,7 +920,9 @@ def run_check(args, registry, resolver) -> int:
 
     unsafe = bool(args.unsafe_fixes)
     diagnostics = []
-    sources = {}
+    # Without fixes, each file's source is read for the report when it is first needed, and
+    # one file's at a time is kept (`ReportSources`); with fixes, the sources they produced.
+    sources = {} if not replay else ReportSources(results)
     fixed_count: dict[str, int] = {}  # findings fixed, per severity
     diffs = []
     written: dict = {}  # (device, inode) -> the bytes written there (a file with several names)
@@ -921,6 +936,8 @@ def run_check(args, registry, resolver) -> int:
             diags, source, fixed = _fix_file(res, args, unsafe, resolver, registry, diffs, written)
             for severity, n in fixed.items():
                 fixed_count[severity] = fixed_count.get(severity, 0) + n
+        elif replay:  # (nothing fixed: the report reads the source, `ReportSources`)
+            diags, source = res.diagnostics, None
         else:
             if res.source is None and res.diagnostics:
                 _load_source(res)
@@ -1120,6 +1137,33 @@ def run_stdin(args, registry, resolver, data: bytes) -> int:
     if not _emit(args, report, stream):
         return 2
     return _exit_status(args, diagnostics, fixed_count)
+
+
+class ReportSources:
+    """The sources of the files with findings, by display path, for a report (`.get`): a
+    file's source is the one its lint kept, else read when first asked for, and only the last
+    one asked for is held. The report asks in its findings' order (sorted by path), so it
+    holds one file's source at a time instead of every file with findings; a file asked for
+    again later is read again."""
+
+    def __init__(self, results) -> None:
+        self._results = {r.path: r for r in results if r.diagnostics}
+        self._last: tuple = (None, None)
+
+    def get(self, path: str, default=None):
+        if self._last[0] == path:
+            source = self._last[1]
+        else:
+            res = self._results.get(path)
+            if res is None:
+                return default
+            source = res.source
+            if source is None:
+                from .engine import read_source
+
+                source, _ = read_source(res.abspath, res.path, res.language)
+            self._last = (path, source)
+        return default if source is None else source
 
 
 def _load_source(res) -> None:

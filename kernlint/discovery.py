@@ -13,7 +13,7 @@ class PathError(Exception):
     """A path given on the command line that cannot be used (exit status 2)."""
 
 
-@record(frozen=True)
+@record(frozen=True, slots=True)
 class Candidate:
     display: str  # path as shown to the user
     abspath: str

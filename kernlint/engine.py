@@ -26,7 +26,7 @@ META_SYNTAX = "syntax-error"
 SKELETON_MIN_BYTES = 1024
 
 
-@record
+@record(slots=True)
 class FileResult:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)

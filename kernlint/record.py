@@ -70,7 +70,7 @@ def _frozen_delattr(self, name):
     raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
-def _build(cls, frozen: bool, eq: bool):
+def _build(cls, frozen: bool, eq: bool, slots: bool = False):
     own = cls.__dict__
     names = list(own.get("__annotations__", {}))
     fields = []
@@ -82,14 +82,21 @@ def _build(cls, frozen: bool, eq: bool):
             spec = _Field(value, _MISSING, True, True)
         fields.append((name, spec))
         # As with dataclasses: a plain default stays a class attribute; an explicit field()
-        # leaves its default there (or nothing, for a factory).
-        if isinstance(value, _Field):
+        # leaves its default there (or nothing, for a factory). (With slots: no default is.)
+        if isinstance(value, _Field) and not slots:
             if spec.default is _MISSING:
                 delattr(cls, name)
             else:
                 setattr(cls, name, spec.default)
+    if slots:  # (a new class: slots cannot be added to one that exists)
+        skip = {*names, "__dict__", "__weakref__"}
+        ns = {k: v for k, v in own.items() if k not in skip}
+        ns["__slots__"] = tuple(names)
+        new = type(cls)(cls.__name__, cls.__bases__, ns)
+        new.__qualname__ = cls.__qualname__
+        cls, own = new, new.__dict__
 
-    env = {"_MISSING": _MISSING, "_cls": cls}
+    env = {"_MISSING": _MISSING, "_cls": cls, "_set": object.__setattr__}
     params, body = [], []
     seen_default = False
     for name, spec in fields:
@@ -108,9 +115,14 @@ def _build(cls, frozen: bool, eq: bool):
                 raise TypeError(f"non-default field {name!r} follows a default field")
             params.append(name)
             value = name
-        body.append(f"  _d[{name!r}] = {value}" if frozen else f"  self.{name} = {value}")
+        if frozen and slots:
+            body.append(f"  _set(self, {name!r}, {value})")
+        elif frozen:
+            body.append(f"  _d[{name!r}] = {value}")
+        else:
+            body.append(f"  self.{name} = {value}")
     lines = [f"def __init__(self, {', '.join(params)}):" if params else "def __init__(self):"]
-    if frozen and body:
+    if frozen and body and not slots:
         lines.append("  _d = self.__dict__")
     lines += body or ["  pass"]
 
@@ -143,15 +155,29 @@ def _build(cls, frozen: bool, eq: bool):
     if frozen:
         put("__setattr__", _frozen_setattr)
         put("__delattr__", _frozen_delattr)
+    if slots:
+        put("__getstate__", _slots_getstate)
+        put("__setstate__", _slots_setstate)
     cls.__record_fields__ = tuple(name for name, _ in fields)
     return cls
 
 
-def record(cls=None, /, *, frozen: bool = False, eq: bool = True):
-    """Class decorator: `@record` or `@record(frozen=True)` (see the module's docs)."""
+def _slots_getstate(self):
+    return tuple(getattr(self, name) for name in self.__record_fields__)
+
+
+def _slots_setstate(self, state) -> None:
+    for name, value in zip(self.__record_fields__, state, strict=True):
+        object.__setattr__(self, name, value)  # (a frozen record's own setattr refuses)
+
+
+def record(cls=None, /, *, frozen: bool = False, eq: bool = True, slots: bool = False):
+    """Class decorator: `@record` or `@record(frozen=True)` (see the module's docs).
+    `slots`: the instances have `__slots__` and no `__dict__` (a smaller object, for a class
+    a run makes one of per file)."""
 
     def wrap(c):
-        return _build(c, frozen, eq)
+        return _build(c, frozen, eq, slots)
 
     return wrap if cls is None else wrap(cls)
 

@@ -89,8 +89,7 @@ def _lint_chunk(job):
         if res.pending:  # (it needs the whole index: linted once the index is built)
             later.append((i, cand))
             continue
-        if not (fix_sources and any(d.fix is not None for d in res.diagnostics)):
-            res.source = None  # (kept for a fix: computed on exactly these bytes)
+        _drop_source(res, fix_sources)
         if digest is not None or res.diagnostics or res.warnings or res.notes:
             done.append((i, res, digest))
         elif res.unparsed is not None or res.generated:  # (`--statistics` counts them)
@@ -101,6 +100,13 @@ def _lint_chunk(job):
 
         pieces = pack_pieces(pieces)  # (compact: the parent keeps them to the end of the run)
     return done, found, pieces, later
+
+
+def _drop_source(res, fix_sources: bool) -> None:
+    """A pool run's result keeps the file's bytes only for a fix (`fix_sources`), computed on
+    exactly those; the report reads the others again when it shows them (`ReportSources`)."""
+    if not (fix_sources and any(d.fix is not None for d in res.diagnostics)):
+        res.source = None
 
 
 def _by_package(items: list) -> list[list]:
@@ -281,7 +287,10 @@ def _lint_candidates(
             return found
 
         def lint_here(items) -> None:  # (in this process: a few files)
-            done.extend((i, *_lint_one(c, resolver, registry, True, want_digest)) for i, c in items)
+            for i, c in items:
+                res, digest = _lint_one(c, resolver, registry, True, want_digest)
+                _drop_source(res, fix_sources)
+                done.append((i, res, digest))
 
         try:
             if deferred or gather:

@@ -147,3 +147,35 @@ def test_a_method_the_class_defines_is_kept():
             return "custom"
 
     assert repr(K(1)) == "custom" and K(1) == K(1)
+
+
+@record(frozen=True, slots=True)
+class Slim:
+    name: str
+    size: int = 0
+    tags: list = field(default_factory=list, compare=False)
+
+
+@record(slots=True)
+class SlimMutable:
+    items: list = field(default_factory=list)
+
+
+def test_slotted_records_have_no_dict_and_pickle():
+    a = Slim("a", 2)
+    assert not hasattr(a, "__dict__") and Slim.__slots__ == ("name", "size", "tags")
+    assert (a.name, a.size, a.tags) == ("a", 2, []) and Slim("b").size == 0
+    assert a == Slim("a", 2, ["ignored"]) and hash(a) == hash(Slim("a", 2))
+    assert repr(a) == "Slim(name='a', size=2, tags=[])"
+    with pytest.raises(FrozenInstanceError):
+        a.size = 3
+    with pytest.raises(AttributeError):
+        a.other = 1  # (no __dict__ to hold it)
+    b = pickle.loads(pickle.dumps(a))
+    assert b == a and b.tags == [] and type(b) is Slim
+
+    m = SlimMutable()
+    m.items.append(1)
+    m.items = [2]
+    assert SlimMutable().items == [] and m.items == [2] and not hasattr(m, "__dict__")
+    assert pickle.loads(pickle.dumps(m)).items == [2]

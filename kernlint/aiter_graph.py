@@ -588,7 +588,7 @@ def restore(saved: tuple) -> None:
 
 
 def package_for(abspath: str, gates: frozenset[str] | None = None) -> Package | None:
-    top = top_package(os.path.dirname(os.path.abspath(abspath)))
+    top = top_of(abspath)
     if top is None:
         return None
     if gates is not None:

@@ -918,9 +918,10 @@ def run_check(args, registry, resolver) -> int:
     compile_cache = None if args.no_cache else cache.directory
     _compile_pass(candidates, resolver, compile_cache, getattr(args, "compile_from", None))
     try:
-        replay = not (_fixing(args) or args.diff)  # (a fix lints again: it needs the facts)
+        fixing = _fixing(args) or args.diff
+        # (a fix lints again: it needs the facts; and it applies to the bytes it was made on)
         results = lint_candidates(
-            candidates, resolver, registry, cache=cache, replay=replay, fix_sources=not replay
+            candidates, resolver, registry, cache=cache, replay=not fixing, fix_sources=fixing
         )
     finally:
         record_unparsed(False)
@@ -931,7 +932,7 @@ def run_check(args, registry, resolver) -> int:
     diagnostics = []
     # Without fixes, each file's source is read for the report when it is first needed, and
     # one file's at a time is kept (`ReportSources`); with fixes, the sources they produced.
-    sources = {} if not replay else ReportSources(results)
+    sources = {} if fixing else ReportSources(results)
     fixed_count: dict[str, int] = {}  # findings fixed, per severity
     diffs = []
     written: dict = {}  # (device, inode) -> the bytes written there (a file with several names)
@@ -941,12 +942,12 @@ def run_check(args, registry, resolver) -> int:
     for res in results:
         for w in res.warnings:
             _warn(w)
-        if (_fixing(args) or args.diff) and any(applicable(d, unsafe) for d in res.diagnostics):
+        if not fixing:  # (the report reads the source, `ReportSources`)
+            diags, source = res.diagnostics, None
+        elif any(applicable(d, unsafe) for d in res.diagnostics):
             diags, source, fixed = _fix_file(res, args, unsafe, resolver, registry, diffs, written)
             for severity, n in fixed.items():
                 fixed_count[severity] = fixed_count.get(severity, 0) + n
-        elif replay:  # (nothing fixed: the report reads the source, `ReportSources`)
-            diags, source = res.diagnostics, None
         else:
             if res.source is None and res.diagnostics:
                 _load_source(res)
@@ -1166,11 +1167,7 @@ class ReportSources:
             res = self._results.get(path)
             if res is None:
                 return default
-            source = res.source
-            if source is None:
-                from .engine import read_source
-
-                source, _ = read_source(res.abspath, res.path, res.language)
+            source = res.source if res.source is not None else _read_again(res)
             self._last = (path, source)
         return default if source is None else source
 
@@ -1178,10 +1175,14 @@ class ReportSources:
 def _load_source(res) -> None:
     """Re-read a file whose result came from the cache or a worker (only files with findings;
     `res.source` stays None when it can no longer be read)."""
+    res.source = _read_again(res)
+
+
+def _read_again(res):
+    """The SourceFile of a result's file as it is now on disk, or None (unreadable)."""
     from .engine import read_source
 
-    source, _ = read_source(res.abspath, res.path, res.language)
-    res.source = source
+    return read_source(res.abspath, res.path, res.language)[0]
 
 
 def _fix_file(res, args, unsafe, resolver, registry, diffs, written):

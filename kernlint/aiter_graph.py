@@ -79,20 +79,6 @@ class Record:
         return re.search(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b", self.names) is not None
 
 
-def _imported_names(data: bytes, at: int) -> bytes:
-    """The text of `a, b` in `from X import a, b` starting at `at` (a parenthesized list
-    across lines included, a trailing comment left out)."""
-    end = data.find(b"\n", at)
-    end = len(data) if end < 0 else end
-    names = data[at:end]
-    if b"(" in names and b")" not in names:
-        close = data.find(b")", end)
-        names = data[at : close if close > 0 else end]
-    elif b"#" in names:
-        names = names.split(b"#", 1)[0]
-    return names
-
-
 class PackageFile:
     __slots__ = ("path", "module", "is_pkg", "_data", "judge", "records")
 
@@ -190,17 +176,19 @@ def _patterns(top_name: bytes):
 _PATTERNS: dict = {}
 
 
-def import_records(pf: PackageFile, top_name: bytes) -> list[Record]:
+def import_records(data: bytes, module: str, is_pkg: bool, top_name: bytes) -> list[tuple]:
     """The import statements of a file that can import a module of its package: `from .x
-    import y`, `from pkg.x import y`, `import pkg.x` (at a line's start, after indentation)."""
+    import y`, `from pkg.x import y`, `import pkg.x` (at a line's start, after indentation),
+    as (offset of the line, indented, the modules named, the imported names of a `from`)."""
     from .engine import contains
 
-    data = pf.data
     out = []
+    append = out.append
     rfind = data.rfind
+    find = data.find
     from_pattern, import_pattern = _patterns(top_name)
     top = top_name.decode()
-    module, is_pkg = pf.module, pf.is_pkg
+    resolved: dict = {}  # (a file names the same relative module in several statements)
     for m in from_pattern.finditer(data):
         p = m.start()
         if p == 0 or data[p - 1] == 10:  # "\n": at column 0
@@ -211,15 +199,28 @@ def import_records(pf: PackageFile, top_name: bytes) -> list[Record]:
                 continue  # not at the start of a line
         spec = m.group(1)
         if spec[0] == 46:  # "."
-            base = _resolve(spec.decode("ascii", "replace"), module, is_pkg)
+            base = resolved.get(spec, False)
+            if base is False:
+                base = resolved[spec] = _resolve(spec.decode("ascii", "replace"), module, is_pkg)
             if base is None:
                 continue
         else:
             base = spec.decode("ascii", "replace")
-        out.append(Record(pf, ls, ls != p, (base,), _imported_names(data, m.end())))
+        # The imported names: `a, b` of `from X import a, b` (a parenthesized list across
+        # lines included, a trailing comment left out).
+        at = m.end()
+        eol = find(b"\n", at)
+        if eol < 0:
+            eol = len(data)
+        names = data[at:eol]
+        if b"(" in names and b")" not in names:
+            close = find(b")", eol)
+            names = data[at : close if close > 0 else eol]
+        elif b"#" in names:
+            names = names.split(b"#", 1)[0]
+        append((ls, ls != p, (base,), names))
     if not (contains(data, b"import " + top_name) or contains(data, b"import\t")):
         return out
-    find = data.find
     for m in import_pattern.finditer(data):
         p = m.start()
         ls = rfind(b"\n", 0, p) + 1
@@ -233,7 +234,7 @@ def import_records(pf: PackageFile, top_name: bytes) -> list[Record]:
             if word == top or word.startswith(top + "."):
                 targets.append(word)
         if targets:
-            out.append(Record(pf, ls, ls != p, tuple(targets)))
+            append((ls, ls != p, tuple(targets), None))
     return out
 
 
@@ -244,8 +245,7 @@ def _piece(path: str, data: bytes, top: str, top_name: bytes) -> tuple:
     from .engine import contains
 
     module, is_pkg = module_of(path, top)
-    pf = PackageFile(path, module, is_pkg, data)
-    raw = [(r.offset, r.indented, r.targets, r.names) for r in import_records(pf, top_name)]
+    raw = import_records(data, module, is_pkg, top_name)
     env = env_defaults_in(data) if contains(data, b"EnvBool(") else None
     names = bool(contains(data, b"aiter") and AITER_WORD.search(data))
     return module, is_pkg, raw, env, names

@@ -164,11 +164,11 @@ def _semantic_param(ctx, func, param, torch_type: str | None = None) -> None:
     libclang through the file and its headers to a platform-width integer. A type libclang
     could not resolve (a header not found: error recovery reads it as `int`) is not judged:
     the syntactic verdict stands, and the run's note counts it."""
-    from kernlint.semantic import UNRESOLVED, note_unjudged
-
     sem = ctx.semantic
     if sem is None or param.name_node is None:
         return
+    from kernlint.semantic import UNRESOLVED, note_unjudged
+
     found = sem.param_integer(param.name_node.start_byte)
     if found is UNRESOLVED:
         note_unjudged(ctx, "parameter", param.node.start_byte)

@@ -407,13 +407,15 @@ def _guarded_by_presence(check, tensor: str, body, facts, memo: dict) -> bool:
     path requires, which one `TensorMatcher` statement does not say."""
     if body is None or "." in tensor:
         return False
-    direct = re.compile(r"\b" + re.escape(tensor) + _PRESENCE)
+    direct = None  # (compiled at the first `if` above the check: most checks have none)
     node, child = facts.parent(check), check
     while node is not None and node.id != body.id:
         if node.type == "if_statement":
             cond = node.child_by_field_name("condition")
             if cond is not None and cond.id != child.id:
                 text = cond.text.decode("utf-8", "replace")
+                if direct is None:
+                    direct = re.compile(r"\b" + re.escape(tensor) + _PRESENCE)
                 if direct.search(text):
                     return True
                 for word in set(re.findall(r"[A-Za-z_]\w*", text)):

@@ -176,10 +176,15 @@ def _patterns(top_name: bytes):
 _PATTERNS: dict = {}
 
 
-def import_records(data: bytes, module: str, is_pkg: bool, top_name: bytes) -> list[tuple]:
+def import_records(
+    data: bytes, module: str, is_pkg: bool, top_name: bytes, above: str
+) -> list[tuple]:
     """The import statements of a file that can import a module of its package: `from .x
     import y`, `from pkg.x import y`, `import pkg.x` (at a line's start, after indentation),
-    as (offset of the line, indented, the modules named, the imported names of a `from`)."""
+    as (offset of the line, indented, the modules named, the imported names of a `from`).
+    `above`: the directory holding the top-level package. The imported names are kept only
+    where `X` of `from X import ...` is a directory, a package that can have submodules (what
+    they are asked for, `Record.imports_submodule`); else None (half of the index's size)."""
     from .engine import contains
 
     out = []
@@ -218,7 +223,7 @@ def import_records(data: bytes, module: str, is_pkg: bool, top_name: bytes) -> l
             names = data[at : close if close > 0 else eol]
         elif b"#" in names:
             names = names.split(b"#", 1)[0]
-        append((ls, ls != p, (base,), names))
+        append((ls, ls != p, (base,), names if _is_directory(above, base) else None))
     if not (contains(data, b"import " + top_name) or contains(data, b"import\t")):
         return out
     for m in import_pattern.finditer(data):
@@ -238,6 +243,20 @@ def import_records(data: bytes, module: str, is_pkg: bool, top_name: bytes) -> l
     return out
 
 
+_DIRECTORIES: dict[tuple[str, str], bool] = {}
+
+
+def _is_directory(above: str, module: str) -> bool:
+    """Is the module `module` (dotted, under the directory `above`) a directory?"""
+    key = (above, module)
+    found = _DIRECTORIES.get(key)
+    if found is None:
+        if len(_DIRECTORIES) > 65536:
+            _DIRECTORIES.clear()
+        found = _DIRECTORIES[key] = os.path.isdir(os.path.join(above, *module.split(".")))
+    return found
+
+
 def _piece(path: str, data: bytes, top: str, top_name: bytes) -> tuple:
     """What the index keeps of one package file: (module, is a package `__init__`, its import
     records as (offset, indented, targets, names), its environment defaults, whether it names
@@ -245,7 +264,7 @@ def _piece(path: str, data: bytes, top: str, top_name: bytes) -> tuple:
     from .engine import contains
 
     module, is_pkg = module_of(path, top)
-    raw = import_records(data, module, is_pkg, top_name)
+    raw = import_records(data, module, is_pkg, top_name, os.path.dirname(top))
     env = env_defaults_in(data) if contains(data, b"EnvBool(") else None
     names = bool(contains(data, b"aiter") and AITER_WORD.search(data))
     return module, is_pkg, raw, env, names
@@ -557,6 +576,7 @@ def reset() -> None:
     _COMPLETE.clear()
     _STATS.clear()
     _TOP.clear()
+    _DIRECTORIES.clear()
 
 
 def state() -> tuple:
@@ -794,8 +814,10 @@ def gather_start(paths) -> bool:
         return False
     reset()
     by_top: dict[str, list[str]] = {}
-    for path in paths:
-        path = os.path.abspath(path)
+    for given in paths:
+        path = os.path.abspath(given)
+        if path == given:
+            path = given  # (the candidate's own string: a large run keeps one copy of each)
         top = top_package(os.path.dirname(path))
         if top is not None:
             by_top.setdefault(top, []).append(path)

@@ -872,7 +872,10 @@ class ConfigResolver:
         """The settings of the files in `directory` (`names`: its entries, when listed)."""
         if self.fixed is not None:
             return self.fixed
+        given = directory
         directory = os.path.abspath(directory)
+        if directory == given:
+            directory = given  # (the caller's string: a large run keeps one per directory)
         found = self._by_dir.get(directory)
         if found is not None:
             return found

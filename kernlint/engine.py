@@ -47,28 +47,6 @@ class FileResult:
     pending: bool = False
 
 
-class EmptyResult:
-    """A file linted with nothing to report (most files of a run): what a `FileResult` of
-    it would hold, read-only, in a fifth of the memory (a run keeps one result per file)."""
-
-    __slots__ = ("path", "abspath", "language")
-    diagnostics: tuple = ()
-    warnings: tuple = ()
-    notes: tuple = ()
-    source = None
-    unparsed = None
-    generated = None
-    pending = False
-
-    def __init__(self, path: str, abspath: str, language: str) -> None:
-        self.path = path
-        self.abspath = abspath
-        self.language = language
-
-    def __repr__(self) -> str:
-        return f"EmptyResult(path={self.path!r})"
-
-
 class Context:
     """What a rule sees: the file, its facts, and `report`."""
 

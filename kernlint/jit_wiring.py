@@ -371,7 +371,7 @@ def file_facts(path: str) -> CppFacts | None:
         return None
     entry = _TEXTS[path]
     if entry[2] is None:
-        entry = _TEXTS[path] = (entry[0], entry[1], _build_facts(data))
+        entry = _TEXTS[path] = (entry[0], entry[1], _build_facts(data))  # (its place kept)
     return entry[2]
 
 
@@ -774,7 +774,12 @@ def _included_paths(path: str, root: str, include_dir: str, cache=None) -> list[
     return out
 
 
+# path -> (size and mtime, bytes, facts or None): the C++ files read, the oldest forgotten
+# first past _TEXT_BUDGET bytes of them (a run over many copies of a JIT tree holds about the
+# budget, not every copy's headers).
 _TEXTS: dict[str, tuple] = {}
+_TEXT_BUDGET = 4 << 20
+_TEXT_BYTES = [0]
 _IS_FILE: dict[str, bool] = {}  # (include candidates that exist, once per run)
 
 
@@ -824,8 +829,20 @@ def read_text(path: str) -> bytes | None:
         return None
     if hit is not None and hit[1] == data:
         data = hit[1]
-    _TEXTS[path] = (stamp, data, hit[2] if hit is not None and hit[1] is data else None)
+    _remember(path, (stamp, data, hit[2] if hit is not None and hit[1] is data else None))
     return data
+
+
+def _remember(path: str, entry: tuple) -> None:
+    old = _TEXTS.pop(path, None)
+    if old is not None:
+        _TEXT_BYTES[0] -= len(old[1])
+    _TEXTS[path] = entry
+    _TEXT_BYTES[0] += len(entry[1])
+    while _TEXT_BYTES[0] > _TEXT_BUDGET and len(_TEXTS) > 1:
+        oldest = next(iter(_TEXTS))
+        _TEXT_BYTES[0] -= len(_TEXTS.pop(oldest)[1])
+        _INCLUDE_LISTS.pop(oldest, None)  # (it holds the bytes too)
 
 
 _INCLUDE_LISTS: dict[str, tuple] = {}

@@ -66,7 +66,7 @@ class Rule:
         return self.fix is not None
 
 
-@record(frozen=True)
+@record(frozen=True, slots=True)
 class Edit:
     """Replace bytes [start, end) of the file with `content`."""
 
@@ -75,14 +75,14 @@ class Edit:
     content: str
 
 
-@record(frozen=True)
+@record(frozen=True, slots=True)
 class Fix:
     edits: tuple[Edit, ...]
     applicability: str  # "safe" | "unsafe"
     title: str = ""
 
 
-@record
+@record(slots=True)
 class Diagnostic:
     path: str
     line: int

@@ -6,10 +6,11 @@ import contextlib
 import itertools
 import os
 import sys
+from array import array
 
 from .config import import_time_policy
 from .discovery import discover
-from .engine import EmptyResult, FileResult, lint_file, recording_unparsed
+from .engine import FileResult, lint_file, recording_unparsed
 from .fixes import applicable, apply_fixes, unified_diff
 from .output.text import counted, severity_counts
 
@@ -69,8 +70,10 @@ def _lint_chunk(job):
     resolver, registry = _POOL_STATE["resolver"], _POOL_STATE["registry"]
     gather = _POOL_STATE.get("gather", False)
     fix_sources = _POOL_STATE.get("fix_sources", True)
+    candidates = _POOL_STATE["candidates"]
     done, found, pieces, later = [], set(), {}, []
-    for i, cand in chunk:
+    for i in chunk:
+        cand = candidates[i]
         res, digest = _lint_one(cand, resolver, registry, True, want_digest)
         if res.source is not None:
             # The file was read once, for the lint: its FFI wrapper targets and its part of
@@ -87,7 +90,7 @@ def _lint_chunk(job):
                 if piece is not None:
                     pieces[path] = piece
         if res.pending:  # (it needs the whole index: linted once the index is built)
-            later.append((i, cand))
+            later.append(i)
             continue
         _drop_source(res, fix_sources)
         if digest is not None or res.diagnostics or res.warnings or res.notes:
@@ -109,22 +112,22 @@ def _drop_source(res, fix_sources: bool) -> None:
         res.source = None
 
 
-def _by_package(items: list) -> list[list]:
-    """(index, candidate) pairs grouped by the top-level package of the file (scripts: one
-    group), in order of their first appearance."""
+def _by_package(items, candidates) -> list[list[int]]:
+    """The candidates numbered `items` grouped by the top-level package of the file (scripts:
+    one group), in order of their first appearance."""
     from .aiter_graph import top_of
 
     groups: dict = {}
-    for item in items:
-        groups.setdefault(top_of(item[1].abspath), []).append(item)
+    for i in items:
+        groups.setdefault(top_of(candidates[i].abspath), []).append(i)
     return list(groups.values())
 
 
-def _build_index(group: list) -> None:
+def _build_index(group: list[int], candidates) -> None:
     """The aiter index of the package of a group's files (`_by_package`), built here."""
     from .aiter_graph import package_for
 
-    package_for(group[0][1].abspath)
+    package_for(candidates[group[0]].abspath)
 
 
 def _release_index() -> None:
@@ -227,7 +230,9 @@ def _lint_candidates(
         gather = _collect_project_facts(
             candidates, resolver, cache, wrappers=not deferred, stats=stats, aiter_in_pool=in_pool
         )
-        pending = []
+        # The candidates to lint, by number (an array: a run of 50,000 files keeps 8 bytes
+        # for each, not a tuple and a number object; the workers inherit `candidates`).
+        pending = array("l")
         payloads = [None] * len(candidates)  # (with a cache: each result as it is stored)
         key_memo: dict[tuple, tuple] = {}
         for i, cand in enumerate(candidates):
@@ -255,10 +260,10 @@ def _lint_candidates(
                         if results[i] is not None:  # (None: an entry of the wrong shape)
                             payloads[i] = payload
                             continue
-            pending.append((i, cand))
+            pending.append(i)
     probes = recorder.probes if recorder is not None else None
 
-    semantic = _plan_semantic(pending, resolver, cache)
+    semantic = _plan_semantic(pending, candidates, resolver, cache)
     want_digest = cache is not None
     if parallel and len(pending) >= PARALLEL_THRESHOLD:
         from .engine import use_memmem
@@ -266,7 +271,11 @@ def _lint_candidates(
 
         use_memmem()  # (before the fork: the workers inherit it)
         _POOL_STATE.update(
-            resolver=resolver, registry=registry, gather=gather, fix_sources=fix_sources
+            resolver=resolver,
+            registry=registry,
+            gather=gather,
+            fix_sources=fix_sources,
+            candidates=candidates,
         )
         done = []
         pieces: dict = {}
@@ -287,8 +296,8 @@ def _lint_candidates(
             return found
 
         def lint_here(items) -> None:  # (in this process: a few files)
-            for i, c in items:
-                res, digest = _lint_one(c, resolver, registry, True, want_digest)
+            for i in items:
+                res, digest = _lint_one(candidates[i], resolver, registry, True, want_digest)
                 _drop_source(res, fix_sources)
                 done.append((i, res, digest))
 
@@ -298,8 +307,8 @@ def _lint_candidates(
 
                 # While the Python files are linted, the parent loads the C++ parser once for
                 # the C++ phase's workers to inherit (instead of each loading it).
-                python = [p for p in pending if p[1].language == "python"]
-                others = [p for p in pending if p[1].language != "python"]
+                python = array("l", (i for i in pending if candidates[i].language == "python"))
+                others = array("l", (i for i in pending if candidates[i].language != "python"))
                 targets = lint_all(python, deferred, _preload_cpp if others else None)
                 if deferred:
                     set_wrapper_targets(targets)
@@ -307,7 +316,7 @@ def _lint_candidates(
                 # The files that wait for the aiter index, by package: each package's index
                 # is built when its first file asks and dropped after its last, so that the
                 # run holds one package's index at a time however many packages it checks.
-                waiting = _by_package(sorted(later))
+                waiting = _by_package(sorted(later), candidates)
                 many: list = []
 
                 def finish_gathering():
@@ -334,19 +343,21 @@ def _lint_candidates(
                         many.append(others)
                 for group in many:
                     if len(group) >= PARALLEL_THRESHOLD:
-                        _build_index(group)  # (before the fork: the workers share it)
+                        _build_index(group, candidates)  # (before the fork: the workers share it)
                         lint_all(group)
                     else:
                         lint_here(group)
                     _release_index()
             else:
-                if any(p[1].language == "cpp" for p in pending):
+                if any(candidates[i].language == "cpp" for i in pending):
                     _preload_cpp()
                 lint_all(pending)
         finally:
             _POOL_STATE.clear()
     else:
-        done = [(i, *_lint_one(cand, resolver, registry, True, want_digest)) for i, cand in pending]
+        done = [
+            (i, *_lint_one(candidates[i], resolver, registry, True, want_digest)) for i in pending
+        ]
 
     stored = 0
     for i, res, digest in done:
@@ -357,8 +368,7 @@ def _lint_candidates(
             stored += 1
     for i, res in enumerate(results):
         if res is None:  # linted in a worker that found nothing: not sent back
-            cand = candidates[i]
-            results[i] = EmptyResult(cand.display, cand.abspath, cand.language)
+            results[i] = candidates[i]  # (a candidate is its own empty result)
     if probes is not None and stored == len(done):  # (every result is in the cache)
         record = _run_record(candidates, stats, probes, payloads, cache)
         if record is not None:
@@ -370,11 +380,12 @@ def _lint_candidates(
     return results
 
 
-def _plan_semantic(pending, resolver, cache) -> bool:
+def _plan_semantic(pending, candidates, resolver, cache) -> bool:
     """Semantic mode: plan the precompiled headers the C++/CUDA files' libclang parses share
     (kernlint.semantic.pch), before the workers fork (they inherit the plan)."""
     items = []
-    for _, cand in pending:
+    for i in pending:
+        cand = candidates[i]
         if cand.language == "cpp":
             settings = resolver.for_file(cand.abspath)
             if getattr(settings, "semantic", False):
@@ -387,6 +398,9 @@ def _plan_semantic(pending, resolver, cache) -> bool:
     return True
 
 
+CHUNK_FILES = 512
+
+
 def _chunks(pending, jobs, want_digest, want_targets):
     """Work items: the files mixed (every n-th file together, so big and small files from one
     directory are spread out), cut into chunks that shrink as the work runs out (each a share
@@ -395,12 +409,16 @@ def _chunks(pending, jobs, want_digest, want_targets):
     from .forkpool import MAX_ITEMS
 
     n = min(len(pending), jobs * 16)
-    mixed = [item for k in range(n) for item in pending[k::n]]
+    mixed = array("l")
+    for k in range(n):
+        mixed.extend(pending[k::n])
     out = []
     i, total = 0, len(mixed)
     share = jobs * 4
     while i < total:
-        size = max(1, -(-(total - i) // share))
+        # (at most CHUNK_FILES: what a worker holds for a chunk until it sends the results
+        # back does not grow with the tree)
+        size = min(CHUNK_FILES, max(1, -(-(total - i) // share)))
         if len(out) == MAX_ITEMS - 1:
             size = total - i
         out.append((mixed[i : i + size], want_digest, want_targets))
@@ -632,7 +650,7 @@ def _replayed(cache, signature, candidates, stats) -> list | None:
     for i, cand in enumerate(candidates):
         payload = stored.get(str(i), EMPTY_RESULT)
         if plain and payload == EMPTY_RESULT:  # (most files)
-            res = EmptyResult(cand.display, cand.abspath, cand.language)
+            res = cand  # (a candidate is its own empty result)
         else:
             res = _from_payload(cand, payload) if type(payload) is str else None
             if res is None:
@@ -996,7 +1014,7 @@ def run_check(args, registry, resolver) -> int:
         if fixed_count and not args.quiet:
             print(f"Fixed {counted(fixed_count)}.")
         return _exit_status(args, [], fixed_count)
-    checked = [r.path for r in results if not r.warnings or r.diagnostics]
+    checked = CheckedPaths(results)
     report = _render(args, diagnostics, sources, registry, unsafe, fixed_count, checked, results)
     if not _emit(args, report):
         return 2
@@ -1147,6 +1165,20 @@ def run_stdin(args, registry, resolver, data: bytes) -> int:
     if not _emit(args, report, stream):
         return 2
     return _exit_status(args, diagnostics, fixed_count)
+
+
+class CheckedPaths:
+    """The display paths of the files a run checked (those not skipped with only a warning),
+    made when a report asks (statistics, JUnit) instead of listed for every run."""
+
+    def __init__(self, results) -> None:
+        self._results = results
+
+    def __iter__(self):
+        return (r.path for r in self._results if not r.warnings or r.diagnostics)
+
+    def __len__(self) -> int:
+        return sum(1 for r in self._results if not r.warnings or r.diagnostics)
 
 
 class ReportSources:

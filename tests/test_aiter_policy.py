@@ -284,7 +284,8 @@ def test_a_pool_gathers_the_index_from_the_files_it_lints(tmp_path, monkeypatch)
 
     def imap(fn, items, jobs, meanwhile=None):
         for out in real_imap(fn, items, jobs, meanwhile):
-            later.extend(os.path.relpath(c.abspath, tmp_path) for _, c in out[3])
+            candidates = runner._POOL_STATE["candidates"]  # (the waiting files, by number)
+            later.extend(os.path.relpath(candidates[i].abspath, tmp_path) for i in out[3])
             yield out
 
     monkeypatch.setattr(aiter_graph, "gather_finish", finish)

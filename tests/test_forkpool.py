@@ -131,7 +131,8 @@ def test_a_lost_worker_is_a_clear_error_of_the_cli(tmp_path, monkeypatch, capsys
     real = runner._lint_chunk
 
     def dies(job):
-        if any(c.display.endswith("m7.py") for _, c in job[0]):
+        candidates = runner._POOL_STATE["candidates"]
+        if any(candidates[i].display.endswith("m7.py") for i in job[0]):
             os.kill(os.getpid(), 9)
         return real(job)
 

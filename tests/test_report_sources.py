@@ -9,6 +9,7 @@ import pytest
 import kernlint.engine as engine
 import kernlint.runner as runner
 from kernlint.cli import main
+from kernlint.discovery import Candidate
 
 KERNEL = b"namespace sglang {\n__global__ void k(float* x, float* y) { x[0] = y[0]; }\n}\n"
 CLEAN = b"namespace sglang {\nint answer() { return 42; }\n}\n"
@@ -69,13 +70,13 @@ def test_report_sources_hold_the_last_file_asked_for(tmp_path):
     assert sources.get(str(tmp_path / "k00.cu")) is not first  # (only the last is held)
 
 
-def test_files_with_nothing_to_report_share_an_empty_result(tmp_path, monkeypatch):
+def test_files_with_nothing_to_report_are_their_own_empty_results(tmp_path, monkeypatch):
     _tree(tmp_path, 1, runner.PARALLEL_THRESHOLD + 2)
     monkeypatch.setattr(runner, "_jobs", lambda: 2)
     results = runner.lint_paths([str(tmp_path)], select=["CU003"], warn=print)
     empty = [r for r in results if not r.diagnostics]
     assert len(empty) == runner.PARALLEL_THRESHOLD + 2
-    assert all(isinstance(r, engine.EmptyResult) for r in empty)
+    assert all(isinstance(r, Candidate) for r in empty)  # (no result object of their own)
     res = empty[0]
     assert (res.diagnostics, res.warnings, res.notes, res.source) == ((), (), (), None)
     assert res.path.endswith(".cu") and res.language == "cpp"

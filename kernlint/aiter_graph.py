@@ -813,11 +813,11 @@ def gather_start(paths) -> bool:
     if len(paths) < EAGER_FILES:
         return False
     reset()
+    from .config import absolute
+
     by_top: dict[str, list[str]] = {}
     for given in paths:
-        path = os.path.abspath(given)
-        if path == given:
-            path = given  # (the candidate's own string: a large run keeps one copy of each)
+        path = absolute(given)  # (the candidate's own string: one copy of each path)
         top = top_package(os.path.dirname(path))
         if top is not None:
             by_top.setdefault(top, []).append(path)

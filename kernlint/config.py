@@ -843,6 +843,13 @@ def _spec(patterns: list[str]):
     return matcher(tuple(patterns))
 
 
+def absolute(path: str) -> str:
+    """`os.path.abspath(path)`, as the very string `path` where that is already absolute and
+    normalized (what a large run keeps per file or directory is then one copy, not two)."""
+    found = os.path.abspath(path)
+    return path if found == path else found
+
+
 class ConfigResolver:
     """Finds and caches the settings that govern each directory."""
 
@@ -872,10 +879,7 @@ class ConfigResolver:
         """The settings of the files in `directory` (`names`: its entries, when listed)."""
         if self.fixed is not None:
             return self.fixed
-        given = directory
-        directory = os.path.abspath(directory)
-        if directory == given:
-            directory = given  # (the caller's string: a large run keeps one per directory)
+        directory = absolute(directory)
         found = self._by_dir.get(directory)
         if found is not None:
             return found

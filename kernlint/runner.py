@@ -1178,7 +1178,7 @@ class CheckedPaths:
         return (r.path for r in self._results if not r.warnings or r.diagnostics)
 
     def __len__(self) -> int:
-        return sum(1 for r in self._results if not r.warnings or r.diagnostics)
+        return sum(1 for _ in self)
 
 
 class ReportSources:

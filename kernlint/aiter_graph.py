@@ -42,7 +42,7 @@ import marshal
 import os
 import re
 import zlib
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 
 MAX_HOPS = 6
@@ -88,7 +88,7 @@ class PackageFile:
         self.is_pkg = is_pkg
         self._data = data
         self.judge = None  # (Judge, statements by line) once parsed
-        self.records: list = []
+        self.records: list = []  # its import statements, as `import_records` gives them
 
     @property
     def data(self) -> bytes:
@@ -194,6 +194,7 @@ def import_records(
     from_pattern, import_pattern = _patterns(top_name)
     top = top_name.decode()
     resolved: dict = {}  # (a file names the same relative module in several statements)
+    directory = _directories(above)  # module -> is a directory
     for m in from_pattern.finditer(data):
         p = m.start()
         if p == 0 or data[p - 1] == 10:  # "\n": at column 0
@@ -203,14 +204,21 @@ def import_records(
             if data[ls:p].strip(b" \t"):
                 continue  # not at the start of a line
         spec = m.group(1)
-        if spec[0] == 46:  # "."
-            base = resolved.get(spec, False)
-            if base is False:
-                base = resolved[spec] = _resolve(spec.decode("ascii", "replace"), module, is_pkg)
-            if base is None:
-                continue
-        else:
-            base = spec.decode("ascii", "replace")
+        base = resolved.get(spec, False)
+        if base is False:
+            if spec[0] == 46:  # "."
+                base = _resolve(spec.decode("ascii", "replace"), module, is_pkg)
+            else:
+                base = spec.decode("ascii", "replace")
+            resolved[spec] = base
+        if base is None:
+            continue
+        is_dir = directory.get(base)
+        if is_dir is None:
+            is_dir = _is_directory(above, base)
+        if not is_dir:
+            append((ls, ls != p, (base,), None))
+            continue
         # The imported names: `a, b` of `from X import a, b` (a parenthesized list across
         # lines included, a trailing comment left out).
         at = m.end()
@@ -223,8 +231,11 @@ def import_records(
             names = data[at : close if close > 0 else eol]
         elif b"#" in names:
             names = names.split(b"#", 1)[0]
-        append((ls, ls != p, (base,), names if _is_directory(above, base) else None))
-    if not (contains(data, b"import " + top_name) or contains(data, b"import\t")):
+        append((ls, ls != p, (base,), names))
+    # (`import pkg` with a tab is rare: the tab itself, one byte, is looked for first)
+    if not (
+        contains(data, b"import " + top_name) or (b"\t" in data and contains(data, b"import\t"))
+    ):
         return out
     for m in import_pattern.finditer(data):
         p = m.start()
@@ -243,17 +254,52 @@ def import_records(
     return out
 
 
-_DIRECTORIES: dict[tuple[str, str], bool] = {}
+# (above -> dotted module -> is it a directory), asked once per module and directory
+_DIRECTORIES: dict[str, dict[str, bool]] = {}
+# directory -> the names of its subdirectories (links to directories included)
+_SUBDIRECTORIES: dict[str, frozenset[str]] = {}
+
+
+def _directories(above: str) -> dict[str, bool]:
+    found = _DIRECTORIES.get(above)
+    if found is None:
+        if len(_DIRECTORIES) > 64:
+            _DIRECTORIES.clear()
+        found = _DIRECTORIES[above] = {}
+    return found
 
 
 def _is_directory(above: str, module: str) -> bool:
-    """Is the module `module` (dotted, under the directory `above`) a directory?"""
-    key = (above, module)
-    found = _DIRECTORIES.get(key)
+    """Is the module `module` (dotted, under the directory `above`) a directory? (What
+    `os.path.isdir` says, from one listing of each parent directory instead of a `stat` of
+    each module: a package's files name thousands of modules in a few hundred directories.)"""
+    known = _directories(above)
+    found = known.get(module)
     if found is None:
-        if len(_DIRECTORIES) > 65536:
-            _DIRECTORIES.clear()
-        found = _DIRECTORIES[key] = os.path.isdir(os.path.join(above, *module.split(".")))
+        if len(known) > 65536:
+            known.clear()
+        *parents, name = module.split(".")
+        found = known[module] = name in _subdirectories(os.path.join(above, *parents))
+    return found
+
+
+def _subdirectories(directory: str) -> frozenset[str]:
+    found = _SUBDIRECTORIES.get(directory)
+    if found is None:
+        if len(_SUBDIRECTORIES) > 65536:
+            _SUBDIRECTORIES.clear()
+        names = []
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir():  # (a link is followed, as `os.path.isdir` does)
+                            names.append(entry.name)
+                    except OSError:
+                        continue
+        except OSError:
+            pass  # (not a directory, or unreadable: nothing below it is one)
+        found = _SUBDIRECTORIES[directory] = frozenset(names)
     return found
 
 
@@ -314,7 +360,10 @@ class Package:
         from .python.aiter_reach import CANNOT
 
         use_memmem()
-        records: list[Record] = []
+        # Every import statement of the package, as its file's raw tuples (`import_records`):
+        # a Record is made only for a statement a question reaches (`_record`).
+        flat: list[tuple] = []
+        owners: list[PackageFile] = []
         top_name = self.name.encode()
         for path in _walk(top):
             found = pieces.get(path) if pieces is not None else None
@@ -333,31 +382,54 @@ class Package:
             pf = PackageFile(path, module, is_pkg, None)
             self.files[path] = pf
             self.by_module[module] = pf
-            pf.records = [Record(pf, *r) for r in raw]
-            records += pf.records
+            pf.records = raw
+            flat += raw
+            owners += [pf] * len(raw)
             if env:
                 # (a piece from a worker went through pickle or marshal: its "cannot tell"
                 # values are copies of the marker, which the conditions test by identity)
                 self.env.update({k: CANNOT if v == CANNOT else v for k, v in env.items()})
-        keyed = sorted(((t, i) for i, r in enumerate(records) for t in r.targets))
-        self._keys = [k for k, _ in keyed]
-        self._recs = [records[i] for _, i in keyed]
+        # The statements by the modules they name, sorted (a stable sort of the positions: a
+        # module's statements in package order, as sorting (module, position) pairs gives).
+        names: list[str] = []
+        where: list[int] = []
+        for i, r in enumerate(flat):
+            targets = r[2]
+            if len(targets) == 1:
+                names.append(targets[0])
+                where.append(i)
+            else:
+                names += targets
+                where += [i] * len(targets)
+        order = sorted(range(len(names)), key=names.__getitem__)
+        self._keys = [names[k] for k in order]
+        self._where = [where[k] for k in order]
+        self._flat, self._owners = flat, owners
+        self._made: dict[int, Record] = {}
         self._status: dict[str, tuple] = {}
         self._sites: dict[str, list] = {}
         self._cheap: dict[str, bool] = {}
 
     def close(self) -> None:
-        """Break the index's reference cycles (a record and its file refer to each other), so
-        that its memory is freed as soon as the package is dropped, not at the cyclic
-        collector's next full pass; a closed package answers nothing (its `env` is kept: a
-        `LazyEnv` may hold it)."""
+        """Drop what the index holds (the files' import statements, bytes and parses, the
+        records and verdicts made), so that its memory is freed as soon as the package is
+        dropped, even where a verdict or an evidence tuple is still referred to; a closed
+        package answers nothing (its `env` is kept: a `LazyEnv` may hold it)."""
         for pf in self.files.values():
             pf.records = []
             pf.judge = None
             pf._data = None
         self.files, self.by_module = {}, {}
-        self._keys, self._recs = [], []
+        self._keys, self._where, self._flat, self._owners, self._made = [], [], [], [], {}
         self._status, self._sites, self._cheap = {}, {}, {}
+
+    def _record(self, i: int) -> Record:
+        """The Record of the package's `i`-th import statement (one object per statement: a
+        verdict found for it is kept on it)."""
+        rec = self._made.get(i)
+        if rec is None:
+            rec = self._made[i] = Record(self._owners[i], *self._flat[i])
+        return rec
 
     def sites(self, module: str) -> list[Record]:
         """Import statements that execute `module`, outside the module and its submodules:
@@ -379,13 +451,13 @@ class Package:
 
         i = bisect_left(keys, module)
         while i < len(keys) and (keys[i] == module or keys[i].startswith(prefix)):
-            add(self._recs[i])
+            add(self._record(self._where[i]))
             i += 1
         parent, _, last = module.rpartition(".")
         if parent:
             i = bisect_left(keys, parent)
             while i < len(keys) and keys[i] == parent:
-                rec = self._recs[i]
+                rec = self._record(self._where[i])
                 i += 1
                 if rec.imports_submodule(last):
                     add(rec)
@@ -422,13 +494,16 @@ class Package:
         from .python.aiter_reach import Judge, envs_package
         from .python.guards import Guards
         from .python.skeleton import skeleton
+        from .source import line_starts
 
         data = pf.data
-        count = data.count
-        lines = {count(b"\n", 0, r.offset) + 1 for r in pf.records} or {1}
+        # (1-based lines by bisection: counting line breaks from the start for each record
+        # costs the file's length per record)
+        starts = line_starts(data)
+        lines = {bisect_right(starts, r[0]) for r in pf.records} or {1}
         keep = {1} | lines
         for m in AITER_WORD.finditer(data):
-            keep.add(count(b"\n", 0, m.start()) + 1)
+            keep.add(bisect_right(starts, m.start()))
         tree = None
         sk = skeleton(data, sorted(keep))
         for candidate in ([sk] if sk is not None else []) + [data]:
@@ -577,6 +652,7 @@ def reset() -> None:
     _STATS.clear()
     _TOP.clear()
     _DIRECTORIES.clear()
+    _SUBDIRECTORIES.clear()
 
 
 def state() -> tuple:

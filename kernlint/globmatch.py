@@ -102,6 +102,70 @@ def _literal_first(pattern: str) -> str | None:
     return first
 
 
+_SPECIAL = frozenset(".^$*+?{}[]|()\\")
+_ANY_NAME = "[^/]*"
+
+
+def _literal(regex: str) -> str | None:
+    """The text a regex of escaped characters (`_translate`'s output for a plain name) matches,
+    or None where it holds any regex syntax."""
+    out = []
+    i, n = 0, len(regex)
+    while i < n:
+        c = regex[i]
+        if c == "\\":
+            if i + 1 == n or regex[i + 1].isalnum():
+                return None  # (`\d`, `\b`: a class or an assertion, not a character)
+            out.append(regex[i + 1])
+            i += 2
+            continue
+        if c in _SPECIAL:
+            return None
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _component_matcher(components: list[str]):
+    """`re.compile("|".join(components)).fullmatch` as a test of one path component (a name
+    without `/`), returning a true value on a match: the plain names are looked up in a set,
+    `*suffix` and `prefix*` patterns compared as strings, and only the rest go through one
+    regex (the combined regex tried all of SGLang's 100 name patterns on every file name:
+    two thirds of the discovery's gitignore time)."""
+    names: set[str] = set()
+    suffixes: list[str] = []
+    prefixes: list[str] = []
+    rest: list[str] = []
+    for core in components:
+        plain = _literal(core)
+        if plain is not None:
+            names.add(plain)
+            continue
+        if core.startswith(_ANY_NAME):
+            tail = _literal(core[len(_ANY_NAME) :])
+            if tail is not None:
+                suffixes.append(tail)
+                continue
+        if core.endswith(_ANY_NAME):
+            head = _literal(core[: -len(_ANY_NAME)])
+            if head is not None:
+                prefixes.append(head)
+                continue
+        rest.append(core)
+    ends, starts = tuple(suffixes), tuple(prefixes)
+    regex = re.compile("|".join(rest), re.S).fullmatch if rest else None
+
+    def matches(name: str) -> bool:
+        return (
+            name in names
+            or (bool(ends) and name.endswith(ends))
+            or (bool(starts) and name.startswith(starts))
+            or (regex is not None and regex(name) is not None)
+        )
+
+    return matches
+
+
 class GitIgnoreMatcher:
     def __init__(self, patterns) -> None:
         self.rules = []
@@ -130,7 +194,7 @@ class GitIgnoreMatcher:
         # Most paths match no pattern: combined regexes say so (a slash-free pattern without
         # `**` can only match one whole component; an anchored one starting with a plain name
         # only a path starting with it) before the patterns are tried one by one.
-        self._component = re.compile("|".join(components), re.S).fullmatch if components else None
+        self._component = _component_matcher(components) if components else None
         self._general_by_first = {
             first: re.compile("^(?:" + "|".join(alts) + ")$", re.S).match
             for first, alts in general.items()
@@ -151,7 +215,7 @@ class GitIgnoreMatcher:
         for part in path.split("/"):
             hit = seen.get(part)
             if hit is None:
-                hit = seen[part] = self._component(part) is not None
+                hit = seen[part] = self._component(part)
                 if len(seen) > 100_000:
                     seen.clear()
             if hit:

@@ -121,3 +121,58 @@ def test_a_pattern_git_cannot_compile_matches_nothing(tmp_path):
     p = run("check", "--no-cache", str(tmp_path))
     assert "Traceback" not in p.stderr
     assert p.returncode == 1 and "k.cu" in p.stdout and "skip.cu" not in p.stdout
+
+
+def test_name_patterns_agree_with_pathspec():
+    """Slash-free patterns are matched per path component: plain names by lookup, `*suffix`
+    and `prefix*` by string comparison, the rest by regex; all decide as pathspec does."""
+    patterns = [
+        "__pycache__",
+        "*.py[cod]",
+        "*$py.class",
+        "*.egg-info",
+        ".coverage.*",
+        "tmp*.txt",
+        "env",
+        "*.a",
+        "lib*",
+        "*",
+        "a+b",
+        "x{1}",
+        "!keep.a",
+    ]
+    paths = [
+        "__pycache__/m.pyc",
+        "p/__pycache__",
+        "m.pyc",
+        "q/m.pyo",
+        "m.py",
+        "k$py.class",
+        "kpy.class",
+        "x.egg-info/PKG",
+        "x.egg_info",
+        ".coverage.1",
+        ".coverage",
+        "tmp1.txt",
+        "tmp/x.txt",
+        "env/bin",
+        "envs",
+        "lib.a",
+        "keep.a",
+        "libfoo/x",
+        "a+b",
+        "aab",
+        "x{1}",
+        "x",
+        ".a",
+        "d/",
+    ]
+    compared = 0
+    for size in (1, 2, 3):
+        for combo in itertools.combinations(patterns, size):
+            theirs = pathspec.GitIgnoreSpec.from_lines(combo)
+            ours = GitIgnoreMatcher(combo)
+            for path in paths:
+                assert ours.check(path) == theirs.check_file(path).include, (combo, path)
+                compared += 1
+    assert compared > 8000

@@ -218,9 +218,10 @@ def _lint_candidates(
     )
     deferred = in_pool and _wants_wrappers(candidates, resolver)
     results = [None] * len(candidates)
-    keys = [None] * len(candidates)
+    # (without a cache, no file has a key, a stat or a stored payload: nothing is kept for each)
+    keys = [None] * len(candidates) if cache is not None else _NONES
     if stats is None:
-        stats = [None] * len(candidates)
+        stats = [None] * len(candidates) if cache is not None else _NONES
     unparsed = recording_unparsed()
     # The cross-file facts and the keys made of them: what they ask the file system is what a
     # run record holds (`recorder`; the cache's own file read before, no question of theirs).
@@ -232,8 +233,9 @@ def _lint_candidates(
         )
         # The candidates to lint, by number (an array: a run of 50,000 files keeps 8 bytes
         # for each, not a tuple and a number object; the workers inherit `candidates`).
-        pending = array("l")
-        payloads = [None] * len(candidates)  # (with a cache: each result as it is stored)
+        pending = array(_INDEX_TYPE)
+        # (with a cache: each result as it is stored)
+        payloads = [None] * len(candidates) if cache is not None else _NONES
         key_memo: dict[tuple, tuple] = {}
         for i, cand in enumerate(candidates):
             if cache is not None:
@@ -307,8 +309,12 @@ def _lint_candidates(
 
                 # While the Python files are linted, the parent loads the C++ parser once for
                 # the C++ phase's workers to inherit (instead of each loading it).
-                python = array("l", (i for i in pending if candidates[i].language == "python"))
-                others = array("l", (i for i in pending if candidates[i].language != "python"))
+                python = array(
+                    _INDEX_TYPE, (i for i in pending if candidates[i].language == "python")
+                )
+                others = array(
+                    _INDEX_TYPE, (i for i in pending if candidates[i].language != "python")
+                )
                 targets = lint_all(python, deferred, _preload_cpp if others else None)
                 if deferred:
                     set_wrapper_targets(targets)
@@ -380,6 +386,23 @@ def _lint_candidates(
     return results
 
 
+# The candidates' numbers are kept as 4-byte integers (a run checks fewer than 2**31 files).
+_INDEX_TYPE = "i"
+
+
+class _Nones:
+    """A sequence of Nones as long as asked: the per-file keys, stats and payloads of a run
+    without a cache (a list of None per file would grow with the tree for nothing)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        return None
+
+
+_NONES = _Nones()
+
+
 def _plan_semantic(pending, candidates, resolver, cache) -> bool:
     """Semantic mode: plan the precompiled headers the C++/CUDA files' libclang parses share
     (kernlint.semantic.pch), before the workers fork (they inherit the plan)."""
@@ -409,7 +432,7 @@ def _chunks(pending, jobs, want_digest, want_targets):
     from .forkpool import MAX_ITEMS
 
     n = min(len(pending), jobs * 16)
-    mixed = array("l")
+    mixed = array(_INDEX_TYPE)
     for k in range(n):
         mixed.extend(pending[k::n])
     out = []

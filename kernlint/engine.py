@@ -209,7 +209,7 @@ def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
     # place): the plan holds the list, so its id cannot be reused by another one meanwhile.
     key = (id(rules), language, is_jit)
     plan = _PLAN_CACHE.get(key)
-    if plan is not None and plan[-1] is not rules:
+    if plan is not None and plan[5] is not rules:
         plan = None
     if plan is None:
         usable = [
@@ -225,7 +225,8 @@ def _plan(rules: list[Rule], language: str, is_jit: bool) -> tuple:
         words = frozenset(t for r in triggered if r.path_filter is None for t in r.triggers)
         filtered = tuple(r for r in triggered if r.path_filter is not None)
         untriggerable = tuple(r for r in triggered if r.untriggered_when is not None)
-        plan = (usable, always, words, untriggerable, filtered, rules)
+        # (the last: what `untriggered_when` says of each settings object, asked once)
+        plan = (usable, always, words, untriggerable, filtered, rules, {})
         if len(_PLAN_CACHE) > 1024:  # (per-file-ignores make a list per file)
             _PLAN_CACHE.clear()
         _PLAN_CACHE[key] = plan
@@ -277,7 +278,9 @@ def _has_directive(data: bytes) -> bool:
 
 def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=None) -> list[Rule]:
     data = source.data
-    usable, always, words, untriggerable, filtered, _ = _plan(rules, source.language, is_jit)
+    usable, always, words, untriggerable, filtered, _, forcing = _plan(
+        rules, source.language, is_jit
+    )
     path = source.abspath or source.path
     # Each path filter and each prefilter pattern is asked once per file (several rules share
     # one: the registration rules search one pattern over 1,600 of SGLang's files).
@@ -296,7 +299,7 @@ def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=No
     # Each trigger word is searched once (substring search at memchr speed, several times
     # faster than one regex alternation over the same bytes); most files hold none of them.
     present = _present(words, data)
-    forced = {r.code for r in untriggerable if r.untriggered_when(settings)}
+    forced = _forced(untriggerable, settings, forcing) if untriggerable else _NONE_FORCED
     candidates = usable if present or forced else always
     out = []
     for rule in candidates:
@@ -319,6 +322,22 @@ def _applicable(rules: list[Rule], source: SourceFile, is_jit: bool, settings=No
                 continue
         out.append(rule)
     return out
+
+
+_NONE_FORCED: frozenset = frozenset()
+
+
+def _forced(untriggerable, settings, memo: dict) -> frozenset:
+    """The codes of the rules that run without their trigger words under these settings
+    (`Rule.untriggered_when`), worked out once per settings object (the memo holds it, so its
+    id cannot be reused by another one meanwhile)."""
+    entry = memo.get(id(settings))
+    if entry is None or entry[0] is not settings:
+        if len(memo) > 1024:
+            memo.clear()
+        codes = frozenset(r.code for r in untriggerable if r.untriggered_when(settings))
+        entry = memo[id(settings)] = (settings, codes)
+    return entry[1]
 
 
 class _NotRegular(OSError):

@@ -72,6 +72,10 @@ def _lint_chunk(job):
     fix_sources = _POOL_STATE.get("fix_sources", True)
     candidates = _POOL_STATE["candidates"]
     done, found, pieces, later = [], set(), {}, []
+    if want_targets:
+        from .project import targets_in_snippets
+    if gather:
+        from .aiter_graph import piece_for
     for i in chunk:
         cand = candidates[i]
         res, digest = _lint_one(cand, resolver, registry, True, want_digest)
@@ -79,12 +83,8 @@ def _lint_chunk(job):
             # The file was read once, for the lint: its FFI wrapper targets and its part of
             # the aiter import index come with it.
             if want_targets:
-                from .project import targets_in_snippets
-
                 found |= targets_in_snippets(res.source.data)
             if gather:
-                from .aiter_graph import piece_for
-
                 path = os.path.abspath(cand.abspath)
                 piece = piece_for(path, res.source.data)
                 if piece is not None:
@@ -487,7 +487,7 @@ def _collect_project_facts(candidates, resolver, cache, wrappers, stats, aiter_i
     set_aiter_findings(aiter)
     from .aiter_graph import collect as collect_aiter_reachability
 
-    reachable = [k for k in python if _reachable_policy(candidates[k], resolver)]
+    reachable = _reachable_files(candidates, python, resolver)
     if aiter_in_pool:
         from .aiter_graph import gather_start
 
@@ -543,6 +543,27 @@ def _reachable_policy(cand, resolver) -> bool:
 
     settings = resolver.for_file(cand.abspath)
     return reachable_policy(settings) and _rule_facts(settings.rules_for(cand.abspath), "python")[2]
+
+
+def _reachable_files(candidates, python, resolver) -> list[int]:
+    """The numbers of the Python candidates that run ungated-aiter-import under the
+    `reachable` policy. (Asked once per settings object where no per-file-ignores can change
+    a file's rules: before the pool starts, the parent's time counts whole.)"""
+    out = []
+    memo: dict[int, tuple] = {}  # id(settings) -> (settings, answer)
+    for k in python:
+        cand = candidates[k]
+        settings = resolver.for_file(cand.abspath)
+        entry = memo.get(id(settings))
+        if entry is not None and entry[0] is settings:
+            ok = entry[1]
+        else:
+            ok = _reachable_policy(cand, resolver)
+            if not getattr(settings, "per_file_ignores", True):
+                memo[id(settings)] = (settings, ok)
+        if ok:
+            out.append(k)
+    return out
 
 
 def _stat(path: str):

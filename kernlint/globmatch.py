@@ -168,18 +168,26 @@ def _component_matcher(components: list[str]):
 
 class GitIgnoreMatcher:
     def __init__(self, patterns) -> None:
-        self.rules = []
+        # Each pattern's own regex, (text, negated), compiled when a path first gets past the
+        # combined regexes below (no path of most trees does: SGLang's 283 patterns took
+        # 8 ms to compile one by one).
+        self._texts: list[tuple[str, bool]] = []
+        self._rules: list | None = None
         components: list[str] = []
         general: dict[str | None, list[str]] = {}  # first path component (None: any) -> regexes
         for p in patterns:
-            try:
-                regex = compile_pattern(p)
-            except re.error:  # (e.g. `[z-a]`): git lets such a pattern match nothing
+            rule = _translate(p)
+            if rule is None:
                 continue
-            if regex is None:
-                continue
-            core, anchored, dir_only, negated = _translate(p)
-            self.rules.append((regex, negated))
+            core, anchored, dir_only, negated = rule
+            text = _regex(core, anchored, dir_only)
+            # (only a `[...]` class, copied from the pattern, can be an invalid regex)
+            if "[" in p:
+                try:
+                    re.compile(text, re.S)
+                except re.error:  # (e.g. `[z-a]`): git lets such a pattern match nothing
+                    continue
+            self._texts.append((text, negated))
             if not anchored and ".*" not in core:
                 components.append(core)  # (matches one whole path component, or none)
                 continue
@@ -230,8 +238,10 @@ class GitIgnoreMatcher:
         path = path.lstrip("/")
         if not self._may_match(path):
             return None
+        if self._rules is None:
+            self._rules = [(re.compile(text, re.S), negated) for text, negated in self._texts]
         result = None
-        for regex, negated in reversed(self.rules):
+        for regex, negated in reversed(self._rules):
             m = regex.match(path)
             if m is None:
                 continue

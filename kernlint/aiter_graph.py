@@ -638,11 +638,13 @@ _GATHER: dict[str, dict] = {}  # while a pool gathers the index: {"by_top": top 
 # After a pool gathered the index: top -> the packed pieces of its files (`pack_pieces`), from
 # which its Package is built when a file first asks (and again after `release`).
 _PACKED: dict[str, list] = {}
+_UNPACKED: dict[str, dict] = {}  # a run's one package's pieces, unpacked for its first build
 
 
 def reset() -> None:
     _GATHER.clear()
     _PACKED.clear()
+    _UNPACKED.clear()
     _PACKAGES.clear()
     _GATED.clear()
     _RUN_TOPS.clear()
@@ -702,8 +704,10 @@ def _package(top: str) -> Package:
     if pkg is None:
         if _GATHER:
             _pending()
-        packed = _PACKED.get(top)
-        pieces = unpack_pieces(packed) if packed is not None else None
+        pieces = _UNPACKED.pop(top, None)
+        if pieces is None:
+            packed = _PACKED.get(top)
+            pieces = unpack_pieces(packed) if packed is not None else None
         pkg = _PACKAGES[top] = Package(top, pieces=pieces)
     return pkg
 
@@ -962,6 +966,11 @@ def gather_finish(packed: dict) -> None:
         if extra:
             parts = [*parts, zlib.compress(marshal.dumps(extra), 1)]
         _PACKED[top] = parts
+        if len(_RUN_TOPS) == 1:
+            # (one package: its first build takes the pieces unpacked here instead of
+            # unpacking them again; with several, each stays packed until its turn)
+            pieces.update(extra)
+            _UNPACKED[top] = pieces
 
 
 def _complete(top: str) -> None:

@@ -387,3 +387,74 @@ def test_a_gathered_run_holds_one_package_index_at_a_time(tmp_path, monkeypatch)
     _gathering_pool(monkeypatch)
     assert _findings(tmp_path, "a", "b") == sorted(alone + other)
     assert sorted(built) == [("a/pkg", 0), ("b/pkg", 0)]
+
+
+def test_a_module_is_a_directory_as_isdir_says(tmp_path):
+    """The index keeps a `from X import ...` list only where X is a directory: told from one
+    listing of X's parent, with the answers `os.path.isdir` gives (a link to a directory
+    counts, a file or a missing path does not)."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub" / "deeper").mkdir(parents=True)
+    (pkg / "mod.py").write_text("")
+    (pkg / "sub" / "leaf.py").write_text("")
+    (pkg / "linked").symlink_to(pkg / "sub", target_is_directory=True)
+    (pkg / "dangling").symlink_to(tmp_path / "nowhere", target_is_directory=True)
+    aiter_graph.reset()
+    above = str(tmp_path)
+    modules = [
+        "pkg",
+        "pkg.sub",
+        "pkg.sub.deeper",
+        "pkg.linked",
+        "pkg.linked.deeper",
+        "pkg.mod",
+        "pkg.sub.leaf",
+        "pkg.missing",
+        "pkg.missing.sub",
+        "pkg.dangling",
+        "pkg.mod.x",
+    ]
+    for module in modules:
+        want = os.path.isdir(os.path.join(above, *module.split(".")))
+        assert aiter_graph._is_directory(above, module) is want, module
+    assert [m for m in modules if aiter_graph._is_directory(above, m)] == [
+        "pkg",
+        "pkg.sub",
+        "pkg.sub.deeper",
+        "pkg.linked",
+        "pkg.linked.deeper",
+    ]
+    aiter_graph.reset()
+
+
+def test_the_files_judged_by_reachability_follow_per_file_ignores(tmp_path):
+    """Which files the pool gathers the import index for is asked once per settings object,
+    except where per-file-ignores can take the rule off a file: the same files as asking each."""
+    from kernlint import runner
+    from kernlint.config import ConfigResolver, Overrides
+    from kernlint.discovery import discover
+    from kernlint.registry import load_registry
+
+    for name in ("a", "b", "c"):
+        (tmp_path / "pkg" / name).mkdir(parents=True)
+        (tmp_path / "pkg" / name / "__init__.py").write_text("import aiter\n")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "kernlint.toml").write_text('ignore = ["PY001"]\n')
+    (tmp_path / "other" / "x.py").write_text("import aiter\n")
+    registry = load_registry()
+    answers = []
+    for config in ("", '[per-file-ignores]\n"pkg/b/*" = ["PY001"]\n'):
+        (tmp_path / "kernlint.toml").write_text(config)
+        resolver = ConfigResolver(registry, Overrides())
+        candidates = list(discover([str(tmp_path)], resolver))
+        python = [k for k, c in enumerate(candidates) if c.language == "python"]
+        got = runner._reachable_files(candidates, python, resolver)
+        assert got == [k for k in python if runner._reachable_policy(candidates[k], resolver)]
+        answers.append(sorted(os.path.relpath(candidates[k].abspath, tmp_path) for k in got))
+    assert answers[0] == [f"pkg{os.sep}__init__.py"] + [
+        os.path.join("pkg", n, "__init__.py") for n in ("a", "b", "c")
+    ]
+    assert answers[1] == [f"pkg{os.sep}__init__.py"] + [
+        os.path.join("pkg", n, "__init__.py") for n in ("a", "c")
+    ]

@@ -399,6 +399,9 @@ class _Nones:
     def __getitem__(self, i):
         return None
 
+    def __iter__(self):  # (it has no end: iterating it would never stop)
+        raise TypeError("a run without a cache has no per-file keys, stats or payloads")
+
 
 _NONES = _Nones()
 

@@ -194,7 +194,6 @@ def import_records(
     from_pattern, import_pattern = _patterns(top_name)
     top = top_name.decode()
     resolved: dict = {}  # (a file names the same relative module in several statements)
-    directory = _directories(above)  # module -> is a directory
     for m in from_pattern.finditer(data):
         p = m.start()
         if p == 0 or data[p - 1] == 10:  # "\n": at column 0
@@ -213,10 +212,7 @@ def import_records(
             resolved[spec] = base
         if base is None:
             continue
-        is_dir = directory.get(base)
-        if is_dir is None:
-            is_dir = _is_directory(above, base)
-        if not is_dir:
+        if not _is_directory(above, base):
             append((ls, ls != p, (base,), None))
             continue
         # The imported names: `a, b` of `from X import a, b` (a parenthesized list across

@@ -128,7 +128,7 @@ def _literal(regex: str) -> str | None:
 
 def _component_matcher(components: list[str]):
     """`re.compile("|".join(components)).fullmatch` as a test of one path component (a name
-    without `/`), returning a true value on a match: the plain names are looked up in a set,
+    without `/`), True on a match: the plain names are looked up in a set,
     `*suffix` and `prefix*` patterns compared as strings, and only the rest go through one
     regex (the combined regex tried all of SGLang's 100 name patterns on every file name:
     two thirds of the discovery's gitignore time)."""
@@ -180,14 +180,13 @@ class GitIgnoreMatcher:
             if rule is None:
                 continue
             core, anchored, dir_only, negated = rule
-            text = _regex(core, anchored, dir_only)
             # (only a `[...]` class, copied from the pattern, can be an invalid regex)
             if "[" in p:
                 try:
-                    re.compile(text, re.S)
+                    compile_pattern(p)
                 except re.error:  # (e.g. `[z-a]`): git lets such a pattern match nothing
                     continue
-            self._texts.append((text, negated))
+            self._texts.append((_regex(core, anchored, dir_only), negated))
             if not anchored and ".*" not in core:
                 components.append(core)  # (matches one whole path component, or none)
                 continue

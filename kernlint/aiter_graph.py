@@ -45,18 +45,20 @@ import zlib
 from bisect import bisect_left, bisect_right
 from collections import deque
 
+from .lazyre import lazy_compile
+
 MAX_HOPS = 6
 MAX_FILE = 8 * 1024 * 1024  # larger files are not read for the import index
 EAGER_INDEX = 32  # a run with this many files naming aiter indexes their packages up front
 EAGER_FILES = 256  # a run of this many Python files indexes its packages as it reads them
 
-_NAME = re.compile(rb"([\w.]+)(?:[ \t]+as[ \t]+\w+)?")
-_ENV_DEFAULT = re.compile(
+_NAME = lazy_compile(rb"([\w.]+)(?:[ \t]+as[ \t]+\w+)?")
+_ENV_DEFAULT = lazy_compile(
     rb"\n[ \t]+(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*Env(\w*)\([ \t]*"
     rb"(True|False|None|-?\d+(?:\.\d*)?|\"[^\"\n]*\"|'[^'\n]*')[ \t]*[,)]"
 )
-_ENV_ANY = re.compile(rb"\n[ \t]+(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*Env\w*\(")
-AITER_WORD = re.compile(rb"aiter\b(?<=\baiter)")
+_ENV_ANY = lazy_compile(rb"\n[ \t]+(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*Env\w*\(")
+AITER_WORD = lazy_compile(rb"aiter\b(?<=\baiter)")
 
 
 class Record:

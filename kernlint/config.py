@@ -23,6 +23,7 @@ import re
 import sys
 from functools import cached_property, lru_cache
 
+from .lazyre import lazy_compile
 from .record import field, record
 
 
@@ -159,7 +160,7 @@ CONVENTION_KEYS = (
     "ci-registration-functions",
 )
 _PRIMITIVE_KEYS = {"name": str, "pattern": str, "replacement": str, "message": str}
-_NAME = re.compile(r"(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*")
+_NAME = lazy_compile(r"(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*")
 # (the keys naming Python functions and flags: plain identifiers, matched by their last part)
 _PYTHON_NAME_KEYS = (
     "aiter-gates",
@@ -171,8 +172,8 @@ AITER_IMPORT_POLICIES = ("reachable", "lexical", "import-time")
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024  # bytes; a larger file is skipped with a warning
 
 
-_DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.S)
-_ARCH = re.compile(r"sm_\d{2,3}[af]?")
+_DEFINE = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.S)
+_ARCH = lazy_compile(r"sm_\d{2,3}[af]?")
 _ANY_LIST_KEYS = frozenset({"primitives"})  # (list keys whose items need not be strings)
 DEFAULT_REGISTER_BUDGET = 64
 COMPILE_RULES = frozenset({"register-budget-exceeded", "register-spill"})  # (kernlint.compile)
@@ -198,8 +199,8 @@ class RawConfig:
     key_files: dict = field(default_factory=dict)
 
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_SELECTOR = re.compile(r"[A-Za-z0-9_-]+")
+_BARE_KEY = lazy_compile(r"[A-Za-z0-9_-]+")
+_SELECTOR = lazy_compile(r"[A-Za-z0-9_-]+")
 _GLOB_KEYS = (
     "exclude",
     "extend-exclude",

@@ -27,13 +27,15 @@ import os
 import re
 import time
 
+from .lazyre import lazy_compile
+
 # `load_jit` as the loader's modules export it (however imported: PyFacts.qualified).
-_LOADER = re.compile(r"sglang\.(kernels\.jit|jit_kernel)(?:\.\w+)*\.load_jit")
+_LOADER = lazy_compile(r"sglang\.(kernels\.jit|jit_kernel)(?:\.\w+)*\.load_jit")
 LAYOUT_DIRS = {"kernels.jit": ("kernels", "jit"), "jit_kernel": ("jit_kernel",)}
 SOURCE_KEYS = {"cuda_files": "cuda", "cpp_files": "cpp"}
 WRAPPER_KEYS = {"cuda_wrappers": "cuda", "cpp_wrappers": "cpp"}
 _HOLE = "\x00"  # an f-string `{...}` in a wrapper symbol
-_SYMBOL = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+_SYMBOL = lazy_compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 _MAX_INCLUDE_FILES = 2000  # a closure larger than this is not followed (stay silent)
 
 
@@ -237,8 +239,8 @@ def _wrapper_list(value):
     return out
 
 
-_CALL_LINE = re.compile(rb"load_jit")
-_ALIASED = re.compile(rb"load_jit\s+as\b")
+_CALL_LINE = lazy_compile(rb"load_jit")
+_ALIASED = lazy_compile(rb"load_jit\s+as\b")
 
 
 def jit_calls(ctx) -> list[JitCall]:
@@ -310,7 +312,7 @@ def symbol_parts(text: str) -> list[str] | None:
     return name.split("::")
 
 
-_PREFIX = re.compile(
+_PREFIX = lazy_compile(
     r"[rRbBuUfF]{0,2}(\"\"\"|'''|\"|')([ \t]*&?[ \t]*)((?:::[ \t]*)?sglang[ \t]*::[ \t]*)"
 )
 
@@ -358,10 +360,10 @@ class CppFacts:
         self.nested_sglang = False  # a `namespace sglang` inside `namespace sglang`
 
 
-_DEFINE = re.compile(rb"(?m)^[ \t]*#[ \t]*define\b((?:[^\n]*\\\r?\n)*[^\n]*)")
-_INCLUDE = re.compile(rb'(?m)^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)')
-_WORD = re.compile(rb"[A-Za-z_]\w*")
-_QUALIFIER = re.compile(rb"([A-Za-z_]\w*)\s*(?:<[^;{}()]*?>\s*)?::")
+_DEFINE = lazy_compile(rb"(?m)^[ \t]*#[ \t]*define\b((?:[^\n]*\\\r?\n)*[^\n]*)")
+_INCLUDE = lazy_compile(rb'(?m)^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)')
+_WORD = lazy_compile(rb"[A-Za-z_]\w*")
+_QUALIFIER = lazy_compile(rb"([A-Za-z_]\w*)\s*(?:<[^;{}()]*?>\s*)?::")
 
 
 def file_facts(path: str) -> CppFacts | None:
@@ -945,8 +947,8 @@ def fix_is_safe(parts: list[str], files: list[CppFacts]) -> bool:
 
 
 # -- cache keys ------------------------------------------------------------------------------
-_SOURCE_LIST = re.compile(rb"\b(?:cuda|cpp)_files\s*=\s*[\[(]")
-_STRING = re.compile(rb"""(?:"([^"\\\n]{1,300})"|'([^'\\\n]{1,300})')""")
+_SOURCE_LIST = lazy_compile(rb"\b(?:cuda|cpp)_files\s*=\s*[\[(]")
+_STRING = lazy_compile(rb"""(?:"([^"\\\n]{1,300})"|'([^'\\\n]{1,300})')""")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 # A dependency modified this recently is keyed by its bytes too (the cache's racy window).
 RECENT_NS = 2_000_000_000

@@ -12,8 +12,8 @@ functions by their `TensorView` parameters and export macros.
 from __future__ import annotations
 
 import ast
-import re
 
+from .lazyre import lazy_compile
 from .python import parse as parse_python
 
 _TARGETS: frozenset[str] = frozenset()
@@ -74,7 +74,7 @@ def _without_template_args(text: str) -> str:
     return "".join(out)
 
 
-_ANGLE = re.compile(r"[<>]")
+_ANGLE = lazy_compile(r"[<>]")
 
 
 def string_value(node, hole: str = "_") -> str | None:
@@ -119,18 +119,18 @@ def _targets_in_tree(tree) -> set[str]:
 
 # (The literal first, the word boundary checked behind it: a leading `\b` would defeat the
 # regex engine's literal search.)
-_WRAPPERS = re.compile(rb"cuda_wrappers(?<=\bcuda_wrappers)\s*=\s*(?=[\[(])")
+_WRAPPERS = lazy_compile(rb"cuda_wrappers(?<=\bcuda_wrappers)\s*=\s*(?=[\[(])")
 
 
 # The scanner's events: in code, a bracket, a comment or a quote; inside a string, its end, an
 # escape or (one-line strings) the end of the line.
-_CODE_EVENT = re.compile(rb"[\[\](){}#'\"]")
-_QUOTE_EVENT = re.compile(rb"[#'\"]")  # (no snippet open: only strings and comments matter)
+_CODE_EVENT = lazy_compile(rb"[\[\](){}#'\"]")
+_QUOTE_EVENT = lazy_compile(rb"[#'\"]")  # (no snippet open: only strings and comments matter)
 _STRING_END = {
-    b"'": re.compile(rb"['\\\n]"),
-    b'"': re.compile(rb'["\\\n]'),
-    b"'''": re.compile(rb"'''|\\"),
-    b'"""': re.compile(rb'"""|\\'),
+    b"'": lazy_compile(rb"['\\\n]"),
+    b'"': lazy_compile(rb'["\\\n]'),
+    b"'''": lazy_compile(rb"'''|\\"),
+    b'"""': lazy_compile(rb'"""|\\'),
 }
 
 

@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from . import RULE_API
 from .config import ConfigError
+from .lazyre import lazy_compile
 from .model import APPLICABILITIES, SEVERITIES, STATUSES, Rule
 from .record import replace
 
@@ -39,8 +40,8 @@ _DIST_SUFFIXES = (".dist-info", ".egg-info")  # (where installed distributions' 
 # The package names the directories of `rules-path` are imported under (one per directory).
 LOCAL_PACKAGE = "kernlint_local_rules_"
 
-_CODE = re.compile(r"[A-Z]+[0-9]+")
-_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_CODE = lazy_compile(r"[A-Z]+[0-9]+")
+_NAME = lazy_compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _LANGUAGES = ("cpp", "python", "any")
 _SCOPES = ("all", "jit")
 _FIXES = (None, "sometimes", *APPLICABILITIES)

@@ -28,6 +28,7 @@ import hashlib
 import os
 import re
 
+from .lazyre import lazy_compile
 from .record import record
 
 
@@ -124,7 +125,7 @@ _ALIASES = {
     "float2": "fp32x2_t",
     "fp32x2_t": "fp32x2_t",
 }
-_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|register|static)\b")
+_QUALIFIERS = lazy_compile(r"\b(const|volatile|__restrict__|__restrict|restrict|register|static)\b")
 
 
 def canonical_type(text: str | None) -> str | None:
@@ -144,34 +145,34 @@ def canonical_type(text: str | None) -> str | None:
     return _ALIASES.get(words[0])
 
 
-_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
-_MACRO = re.compile(
+_COMMENTS = lazy_compile(rb"//[^\n]*|/\*.*?\*/", re.S)
+_MACRO = lazy_compile(
     rb"^[ \t]*#[ \t]*define[ \t]+(SGL_DEVICE|SGL_DEVICE_HOST|CHECK_HOST|CHECK_CUDA)\b", re.M
 )
-_STRUCT = re.compile(rb"\b(?:struct|class)[ \t]+(AlignedVector|LaunchKernel|RuntimeCheck)\b")
-_FUNCTION = re.compile(
+_STRUCT = lazy_compile(rb"\b(?:struct|class)[ \t]+(AlignedVector|LaunchKernel|RuntimeCheck)\b")
+_FUNCTION = lazy_compile(
     rb"\bvoid[ \t]+(PDLWaitPrimary|PDLTriggerSecondary|RuntimeDeviceCheck)[ \t]*\("
     rb"|\b(?:auto|Tensor)[ \t]+(alloc_workspace_tensor)[ \t]*\("
 )
 # math.cuh: `SGL_DEVICE T abs(T a) { return DTypeTrait<T>::abs(a); }` (a function of the trait).
-_MATH = re.compile(
+_MATH = lazy_compile(
     rb"\bSGL_DEVICE[ \t]+(\w+)[ \t]+(\w+)[ \t]*\([^)]*\)\s*\{\s*return[ \t]+"
     rb"(?:DTypeTrait|dtype_trait)<\s*\1\s*>::(\w+)\s*\("
 )
 # type.cuh: `SGL_REGISTER_UNARY_FUNCTION(abs, __habs2);` (a CUDA intrinsic behind a trait function).
-_REGISTERED = re.compile(
+_REGISTERED = lazy_compile(
     rb"\bSGL_REGISTER_(?:UNARY|BINARY)_FUNCTION\s*\(\s*(\w+)\s*,\s*(__\w+)\s*\)"
 )
-_ALIAS = re.compile(
+_ALIAS = lazy_compile(
     rb"^[ \t]*using[ \t]+(\w+_t)[ \t]*=[ \t]*(__(?:half2?|nv_bfloat162?))[ \t]*;", re.M
 )
-_REDUCTION = re.compile(rb"\b\w+[ \t]+(reduce_(?:sum|max|min|prod|or|and|xor))[ \t]*\(")
-_TRAIT = re.compile(
+_REDUCTION = lazy_compile(rb"\b\w+[ \t]+(reduce_(?:sum|max|min|prod|or|and|xor))[ \t]*\(")
+_TRAIT = lazy_compile(
     rb"(?P<integral>template\s*<\s*std::integral\s+\w+\s*>\s*)?"
     rb"(?:struct\s+(?:DTypeTrait|dtype_trait)\s*<\s*(?P<a>\w+)\s*>\s*\{"
     rb"|SGL_REGISTER_DTYPE_TRAIT\s*\(\s*(?P<b>\w+)\s*,)"
 )
-_BINARY = re.compile(rb"BINARY_FUNCTION\s*\(\s*(max|min)\b")
+_BINARY = lazy_compile(rb"BINARY_FUNCTION\s*\(\s*(max|min)\b")
 
 _OF_HEADER: dict[str, Abstractions] = {}
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import re
 
+from .lazyre import lazy_compile
 from .record import field, record
 
 KINDS = ("ignore", "ignore-next-line", "ignore-file")
 _KNOWN = ", ".join(f"`{k}`" for k in KINDS)
 # `kernlint:`, a word (letters, digits, `_` and `-`), and an optional `[...]` list. Which
 # words are directives is decided after the match (see `_directive`).
-_MARKER = re.compile(
+_MARKER = lazy_compile(
     rb"kernlint:[ \t]*(?P<kind>[A-Za-z_][\w-]*)(?:[ \t]*\[(?P<codes>[^\]\r\n]*)\])?"
 )
 _BOM = b"\xef\xbb\xbf"
@@ -145,20 +146,20 @@ def python_comment_ranges(data: bytes, stop: int | None = None) -> list[tuple[in
             break
 
 
-_PY_CODE = re.compile(rb"[#'\"]")
-_LINE_END = re.compile(rb"[\r\n]")
+_PY_CODE = lazy_compile(rb"[#'\"]")
+_LINE_END = lazy_compile(rb"[\r\n]")
 _TRIPLE = (b"'''", b'"""')
 _PY_STRING_END = {
-    b"'": re.compile(rb"['\\\r\n]"),
-    b'"': re.compile(rb'["\\\r\n]'),
-    b"'''": re.compile(rb"'''|\\"),
-    b'"""': re.compile(rb'"""|\\'),
+    b"'": lazy_compile(rb"['\\\r\n]"),
+    b'"': lazy_compile(rb'["\\\r\n]'),
+    b"'''": lazy_compile(rb"'''|\\"),
+    b'"""': lazy_compile(rb'"""|\\'),
 }
 # Encodings in which the bytes `#`, `'`, `"`, `\\`, `\r` and `\n` always mean those characters.
 _BYTE_LEXABLE = frozenset({"utf-8", "ascii", "iso8859-1", "iso8859-15", "cp1252"})
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
-_HASH = re.compile(rb"#[^\r\n]*")
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_COOKIE = lazy_compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_HASH = lazy_compile(rb"#[^\r\n]*")
+_LINE_BREAK = lazy_compile(rb"\r\n|\r|\n")
 
 
 def _declared_encoding(data: bytes) -> str | None:

@@ -26,16 +26,16 @@ Nothing here imports pytest: a failed check raises AssertionError with the findi
 from __future__ import annotations
 
 import os
-import re
 
+from .lazyre import lazy_compile
 from .model import Diagnostic, Rule
 
 __all__ = ["check_fixture", "check_rule", "expectations", "fixture_cases", "load_rule"]
 
-_EXPECT = re.compile(
+_EXPECT = lazy_compile(
     rb"kernlint-expect(-next-line)?:\s*([A-Z]+[0-9]+(?:@\d+)?(?:\s*,\s*[A-Z]+[0-9]+(?:@\d+)?)*)"
 )
-_SELECT = re.compile(rb"kernlint-fixture:\s*select=([A-Za-z0-9_,-]+)")
+_SELECT = lazy_compile(rb"kernlint-fixture:\s*select=([A-Za-z0-9_,-]+)")
 SECTIONS = (
     "## What it does",
     "## Why is this bad?",

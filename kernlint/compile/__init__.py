@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..config import COMPILE_RULES as RULE_NAMES
+from ..lazyre import lazy_compile
 from .model import Usage
 
 # A file's results: (start, end, kernel name, usages, budget, where the budget comes from)
@@ -26,7 +27,7 @@ STATS: dict = {}  # the last pass's counts (scripts/compile_report.py prints the
 REGISTERS_PER_SM = 65536
 MAX_REGISTERS = 255
 
-_INLINE_BUDGET = re.compile(rb"kernlint:[ \t]*register-budget[ \t]+(\d+)")
+_INLINE_BUDGET = lazy_compile(rb"kernlint:[ \t]*register-budget[ \t]+(\d+)")
 
 
 class Placed:
@@ -117,8 +118,8 @@ def budget_of(settings, abspath: str, data: bytes, def_start: int, name_start: i
     return base, f"`{where}`" if where == "register-budget" else where
 
 
-_BOUNDS_ARGS = re.compile(rb"__launch_bounds__\s*\(([^()]*)\)")
-_MACRO_ATTRIBUTE = re.compile(rb"\b[A-Z][A-Z0-9_]*[A-Z0-9]\s*(\(|\s)")
+_BOUNDS_ARGS = lazy_compile(rb"__launch_bounds__\s*\(([^()]*)\)")
+_MACRO_ATTRIBUTE = lazy_compile(rb"\b[A-Z][A-Z0-9_]*[A-Z0-9]\s*(\(|\s)")
 _FILE_CONSTANT = (
     rb"(?:^|\n)[ \t]*(?:(?:static|inline)\s+)*constexpr\s+(?:const\s+)?(?:unsigned\s+)?(?:int|"
     rb"uint32_t|int32_t|size_t|auto)\s+%s\s*=\s*(\d+)\s*;"

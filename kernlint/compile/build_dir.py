@@ -33,27 +33,28 @@ import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
+from ..lazyre import lazy_compile
 from .model import Usage
 from .ptxas import source_name
 from .toolchain import demangle
 
 # Files a build leaves that can hold device code, by name: cubins, fatbins, shared objects
 # (`.so` and versioned `.so.1.2`), objects and static archives (cuobjdump reads each member).
-_BINARY = re.compile(r".*\.(cubin|fatbin|o|a|so)(\.\d+)*")
+_BINARY = lazy_compile(r".*\.(cubin|fatbin|o|a|so)(\.\d+)*")
 _ELF = b"\x7fELF"
 _FATBIN = b"\x50\xed\x55\xba"
 _ARCHIVE = b"!<arch>\n"
 _EM_CUDA = 190
 _NO_DEVICE_CODE = "no device code"
 
-_HEADER = re.compile(r"^Fatbin (elf|ptx) code:")
-_ARCH = re.compile(r"^arch = (sm_\w+)")
-_FUNCTION = re.compile(r"^\s*Function (\S+):\s*$")
-_FIELD = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
-_LELF = re.compile(r"\.(sm_\w+)\.cubin\s*$")
+_HEADER = lazy_compile(r"^Fatbin (elf|ptx) code:")
+_ARCH = lazy_compile(r"^arch = (sm_\w+)")
+_FUNCTION = lazy_compile(r"^\s*Function (\S+):\s*$")
+_FIELD = lazy_compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
+_LELF = lazy_compile(r"\.(sm_\w+)\.cubin\s*$")
 
 
-_NV_STATIC = re.compile(r"__nv_static_(\d+)__")
+_NV_STATIC = lazy_compile(r"__nv_static_(\d+)__")
 
 
 def mangled_name(symbol: str) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
-_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
-_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_REGS = re.compile(r"Used (\d+) registers")
+from ..lazyre import lazy_compile
+
+_ENTRY = lazy_compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
+_FRAME = lazy_compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_REGS = lazy_compile(r"Used (\d+) registers")
 
 
 def ptxas_report(text: str) -> list[tuple[str, str, int, int, int, int]]:

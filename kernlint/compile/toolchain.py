@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import shutil
 import subprocess
+
+from ..lazyre import lazy_compile
 
 # The pip wheels' layouts: CUDA 13 puts every component under `nvidia/cu13/`; CUDA 12 gives each
 # its own folder (`nvidia/cuda_nvcc/`, `nvidia/cuda_cuobjdump/`, ...), and some keep `cu12/`.
@@ -116,7 +117,7 @@ def find_demangler() -> str | None:
     return find_tool("cu++filt") or shutil.which("c++filt") or shutil.which("llvm-cxxfilt")
 
 
-_SYMBOL = re.compile(r"[A-Za-z_.$][\w.$]*")
+_SYMBOL = lazy_compile(r"[A-Za-z_.$][\w.$]*")
 _ARGS_LIMIT = 100_000  # characters of symbols per demangler process (well under ARG_MAX)
 
 

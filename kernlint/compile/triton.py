@@ -29,6 +29,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..lazyre import lazy_compile
 from .build_dir import parse_res_usage
 from .model import Usage
 from .ptxas import ptxas_report
@@ -56,7 +57,7 @@ _DTYPES = {
     "uint8", "uint16", "uint32", "uint64", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8",
     "float8e5b16",
 }  # fmt: skip
-_TYPE = re.compile(r"(\*k?)?([A-Za-z0-9_]+)(:16)?")
+_TYPE = lazy_compile(r"(\*k?)?([A-Za-z0-9_]+)(:16)?")
 
 _JIT = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"}
 _AUTOTUNE = {"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"}
@@ -69,7 +70,7 @@ _HEURISTICS = {
 # Keyword arguments of `triton.jit(...)` that are kept (when literal) in the synthetic module;
 # `repr` and `launch_metadata` (functions) only name or describe the launch and are dropped.
 _JIT_KEEP = {"do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline"}
-_RETURN = re.compile(rb"(?m)\breturn[ \t(]*[^\s#;)]")
+_RETURN = lazy_compile(rb"(?m)\breturn[ \t(]*[^\s#;)]")
 _ENTRY_KEYS = ("kernel", "signature", "constexprs", "num_warps", "num_stages")
 
 
@@ -847,7 +848,7 @@ for i, b in enumerate(req["builds"]):
     finish()
 """
 
-_ARCH = re.compile(r"sm_(\d+)[a-z]?")
+_ARCH = lazy_compile(r"sm_(\d+)[a-z]?")
 
 
 def triton_available() -> str | None:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy_compile
 from .parser import Seeker, identifier_nodes, keyword_nodes
 from .writes import COMPARISON_OPS, STATEMENT_PARENTS
 
@@ -81,13 +82,13 @@ SCALAR_TYPES = frozenset(
         "dim3",
     }
 )
-_ALIAS_COMMENT = re.compile(
+_ALIAS_COMMENT = lazy_compile(
     r"\bin[- ]?place\b|\balias(es|ed|ing)?\b|\bmay\s+be\s+`?\w+`?\s+itself\b"
     r"|\bsame\s+(buffer|memory|pointer|storage)\s+as\b",
     re.I,
 )
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ORDERING_ACCESSOR = re.compile(r"volatile|acquire|release", re.I)
+_WORD = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ORDERING_ACCESSOR = lazy_compile(r"volatile|acquire|release", re.I)
 # TMA-descriptor setters that store a global address into the descriptor as an integer, and
 # the position of that address among their arguments (the descriptor itself is written).
 _TMA_ADDRESS_ARG = {
@@ -115,7 +116,7 @@ _ASM_ACCESSORS = frozenset(
     }
 )
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast"})
-_CAST_TEMPLATE = re.compile(r"\b(static|reinterpret|const)_cast\s*<[^()]*?>\s*")
+_CAST_TEMPLATE = lazy_compile(r"\b(static|reinterpret|const)_cast\s*<[^()]*?>\s*")
 _NULL = frozenset({"nullptr", "NULL", "0", "0L"})
 _MEMORY_TARGETS = frozenset({"subscript_expression", "field_expression", "pointer_expression"})
 
@@ -290,7 +291,7 @@ def volatile_pointee(param) -> bool:
 
 
 # -- scalar slots -----------------------------------------------------------------------------
-_PER_BLOCK_INDEX = re.compile(
+_PER_BLOCK_INDEX = lazy_compile(
     r"(?:\s|[-+*()]|\d+[uUlL]*|blockIdx\s*\.\s*[xyz]|gridDim\s*\.\s*[xyz])*"
 )
 _NULLS = frozenset({"nullptr", "NULL", "0"})

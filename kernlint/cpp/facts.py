@@ -6,9 +6,9 @@ Everything here is derived from the tree-sitter tree of the *normalized* source 
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 
+from ..lazyre import lazy_compile
 from ..record import record
 
 TYPE_CHECKING = False  # (typing costs about 3 ms to import)
@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # (typing costs about 3 ms to import)
 if TYPE_CHECKING:  # (imported for real when a file is normalized, not at start-up)
     from .normalize import Normalized
 
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+_WORD = lazy_compile(rb"[A-Za-z_]\w*")
 # Containers whose children are namespace-scope items.
 _PREPROC_CONTAINERS = frozenset(
     {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"}

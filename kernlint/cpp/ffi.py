@@ -15,16 +15,16 @@ dispatcher ("torch-library", kernlint.cpp.registrations).
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
+from ..lazyre import lazy_compile
 from .lexer import span_at
 from .params import function_declarator
 
 STREAM_TYPES = frozenset(
     {"cudaStream_t", "hipStream_t", "CUstream", "cudaStream", "at::cuda::CUDAStream"}
 )
-_EXPORT = re.compile(rb"\bTVM_FFI_DLL_EXPORT_TYPED_FUNC\s*\(\s*\w+\s*,\s*\(?\s*&?\s*([\w:]+)")
+_EXPORT = lazy_compile(rb"\bTVM_FFI_DLL_EXPORT_TYPED_FUNC\s*\(\s*\w+\s*,\s*\(?\s*&?\s*([\w:]+)")
 
 
 def entry_points(ctx) -> list:
@@ -137,7 +137,7 @@ def _parameter_bytes(ctx, func_node) -> bytes:
 # -- configured boundaries (`ffi-boundaries`) ---------------------------------------------------
 TVM_FFI = "tvm-ffi"
 TORCH_LIBRARY = "torch-library"
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+_WORD = lazy_compile(rb"[A-Za-z_]\w*")
 _SCOPE_TYPES = ("struct_specifier", "class_specifier", "union_specifier")
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy_compile
 from ..model import Edit
 from .lexer import span_at
 from .params import function_declarator
@@ -101,8 +102,8 @@ _TYPE_PARAMETERS = frozenset(
         "optional_type_parameter_declaration",
     }
 )
-_WORDS = re.compile(rb"\w+")
-_FIXED_WIDTH_HEADER = re.compile(
+_WORDS = lazy_compile(rb"\w+")
+_FIXED_WIDTH_HEADER = lazy_compile(
     rb"^[ \t]*#[ \t]*include[ \t]*[<\"](?:cstdint|stdint\.h|cinttypes|inttypes\.h|tvm/ffi/[^>\"]*"
     rb"|sgl_kernel/[^>\"]*)[>\"]",
     re.M,

@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy_compile
 from ..record import record
 
 # A literal or comment can only start at `//`, `/*` or a quote; the scanner jumps from one such
 # place to the next (C-level search) and reads the literal there with an anchored regex.
 # (One character class: searched faster than `/[/*]|["']`; a `/` is checked for `//`/`/*` after.)
-_START = re.compile(rb"[/\"']")
-_LINE_COMMENT = re.compile(rb"//(?:[^\n\\]|\\\r?\n|\\.)*", re.S)
-_BLOCK_COMMENT = re.compile(rb"/\*.*?(?:\*/|\Z)", re.S)
-_RAW_STRING = re.compile(rb'(?:u8|u|U|L)?R"(?P<tag>[^()\\\s"]{0,16})\(.*?(?:\)(?P=tag)"|\Z)', re.S)
+_START = lazy_compile(rb"[/\"']")
+_LINE_COMMENT = lazy_compile(rb"//(?:[^\n\\]|\\\r?\n|\\.)*", re.S)
+_BLOCK_COMMENT = lazy_compile(rb"/\*.*?(?:\*/|\Z)", re.S)
+_RAW_STRING = lazy_compile(
+    rb'(?:u8|u|U|L)?R"(?P<tag>[^()\\\s"]{0,16})\(.*?(?:\)(?P=tag)"|\Z)', re.S
+)
 # (An unterminated literal ends at its line's end, or at the end of the file, also after a
 # final backslash.)
-_STRING = re.compile(rb'(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\Z)*(?:"|$)', re.S | re.M)
-_CHAR = re.compile(rb"(?:u8|u|U|L)?'(?:[^'\\\n]|\\.|\\\Z)*(?:'|$)", re.S | re.M)
-_WORD_BEFORE = re.compile(rb"[\w.']*\Z")
+_STRING = lazy_compile(rb'(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\Z)*(?:"|$)', re.S | re.M)
+_CHAR = lazy_compile(rb"(?:u8|u|U|L)?'(?:[^'\\\n]|\\.|\\\Z)*(?:'|$)", re.S | re.M)
+_WORD_BEFORE = lazy_compile(rb"[\w.']*\Z")
 _PREFIXES = frozenset({b"u8", b"u", b"U", b"L"})
 _RAW_PREFIXES = frozenset({b"R", b"u8R", b"uR", b"UR", b"LR"})
 # Bytes of identifiers and numbers (`\w` for ASCII).

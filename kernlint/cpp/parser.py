@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
+
+from ..lazyre import lazy_compile
 
 
 @lru_cache(maxsize=1)
@@ -285,7 +286,7 @@ def nodes_spelled(
     return out
 
 
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = lazy_compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy_compile
 from .lexer import literal_spans
 
 _REGISTERED: frozenset[str] = frozenset()
@@ -30,15 +31,15 @@ _FINGERPRINT: str | None = None
 _CACHE_KEY = "project:torch-registrations"
 TORCH_LIBRARY = "torch-library"
 
-_BLOCK = re.compile(rb"\b[A-Za-z_]*TORCH_LIBRARY\w*\s*\(")
-_DIRECTIVE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\.)*", re.M | re.S)
-_USING = re.compile(rb"\busing\s+namespace\s+((?:::)?\s*\w+(?:\s*::\s*\w+)*)\s*;")
-_NAME = re.compile(r"&?\s*(?:::)?\s*([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(<.*>)?", re.S)
-_CALL = re.compile(r"((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*\((.*)\)", re.S)
-_CAST = re.compile(r"(?:static_cast|reinterpret_cast)\s*<.*>\s*\((.*)\)", re.S)
+_BLOCK = lazy_compile(rb"\b[A-Za-z_]*TORCH_LIBRARY\w*\s*\(")
+_DIRECTIVE = lazy_compile(rb"^[ \t]*#(?:[^\n\\]|\\.)*", re.M | re.S)
+_USING = lazy_compile(rb"\busing\s+namespace\s+((?:::)?\s*\w+(?:\s*::\s*\w+)*)\s*;")
+_NAME = lazy_compile(r"&?\s*(?:::)?\s*([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*(<.*>)?", re.S)
+_CALL = lazy_compile(r"((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*\((.*)\)", re.S)
+_CAST = lazy_compile(r"(?:static_cast|reinterpret_cast)\s*<.*>\s*\((.*)\)", re.S)
 # Calls that hand the dispatcher the function itself (its last argument), types unchanged.
 _TRANSPARENT = frozenset({"TORCH_FN", "TORCH_BOX", "dispatch"})
-_NOT_NEWLINE = re.compile(rb"[^\n]")
+_NOT_NEWLINE = lazy_compile(rb"[^\n]")
 _OPEN = b"([{"
 _CLOSE = b")]}"
 
@@ -139,7 +140,7 @@ def registered_in(data: bytes) -> set[str]:
     return names
 
 
-_NAMESPACE_EVENT = re.compile(rb"\bnamespace\b\s*((?:\w+(?:\s*::\s*\w+)*)?)\s*\{|[{}]")
+_NAMESPACE_EVENT = lazy_compile(rb"\bnamespace\b\s*((?:\w+(?:\s*::\s*\w+)*)?)\s*\{|[{}]")
 
 
 class _Namespaces:

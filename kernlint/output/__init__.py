@@ -14,13 +14,16 @@ from __future__ import annotations
 import errno
 import io
 import os
-import re
 import sys
+
+from ..lazyre import lazy_compile
 
 # Lone surrogates (undecodable bytes of a name), C0 and C1 controls, DEL, the bidirectional
 # controls and the Unicode line and paragraph separators.
-UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+UNSAFE = lazy_compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_SURROGATE = lazy_compile("[\ud800-\udfff]")
 _SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 REPLACEMENT = "\ufffd"
 CHUNK = 1 << 16  # characters written to the stream at once

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from ast import AST as _AST
 
+from ..lazyre import lazy_compile
+
 # What ends a line for Python: `\r\n`, a lone `\r` or `\n` (universal newlines).
-_BREAK = re.compile(rb"\r\n?|\n")
-_LONE_CR = re.compile(rb"\r(?!\n)")
+_BREAK = lazy_compile(rb"\r\n?|\n")
+_LONE_CR = lazy_compile(rb"\r(?!\n)")
 
 
 def has_lone_cr(data: bytes) -> bool:

@@ -38,6 +38,7 @@ import re
 from bisect import bisect_left
 from functools import cached_property
 
+from ..lazyre import lazy_compile
 from . import walk as _walk
 from .guards import (
     _IMPORT_ERRORS,
@@ -58,8 +59,8 @@ MODELS = (CUDA, ROCM)
 MACHINE = {CUDA: "CUDA", ROCM: "ROCm without aiter enabled"}
 CANNOT = "cannot-tell"  # a fourth truth value: whether the condition holds cannot be told
 IMPORT_ERRORS = _IMPORT_ERRORS  # ImportError and its superclasses
-_AITER = re.compile(r"(?<![wW])[aA][iI][tT][eE][rR]")
-_GFX = re.compile(r"gfx", re.I)
+_AITER = lazy_compile(r"(?<![wW])[aA][iI][tT][eE][rR]")
+_GFX = lazy_compile(r"gfx", re.I)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _NAME_BUDGET = 8  # how many assignments a condition is followed through
 
@@ -880,8 +881,8 @@ def envs_package(tree, module: str | None) -> str | None:
     return module.split(".")[0] if module else None
 
 
-AMD_CI = re.compile(rb"\bregister_amd_ci\s*\(")
-_OTHER_CI = re.compile(rb"\bregister_(?!amd_ci\b)\w+_ci\s*\(")
+AMD_CI = lazy_compile(rb"\bregister_amd_ci\s*\(")
+_OTHER_CI = lazy_compile(rb"\bregister_(?!amd_ci\b)\w+_ci\s*\(")
 
 
 def amd_ci_only(data: bytes) -> bool:

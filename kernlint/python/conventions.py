@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy_compile
+
 _SEEN: dict[str, frozenset[str]] = {}  # setting -> the names configs of this process gave it
 _PATTERNS: list[NamePattern] = []
-_NEVER = re.compile(rb"(?!)")
+_NEVER = lazy_compile(rb"(?!)")
 
 
 def word_pattern(names) -> re.Pattern:
@@ -42,12 +44,19 @@ class NamePattern:
         self.attr = attr
         self.build = build
         self.pattern = default.pattern
-        self.search = default.search
-        self.finditer = default.finditer
         _PATTERNS.append(self)
         names = _SEEN.get(attr)
         if names is not None:
             self._extend(names)
+
+    def __getattr__(self, name: str):
+        # (`search` and `finditer` before any config named some: the default's own, bound at
+        # the first search, so that the default compiles only when it is used)
+        if name in ("search", "finditer"):
+            self.search = self.default.search
+            self.finditer = self.default.finditer
+            return getattr(self, name)
+        raise AttributeError(name)
 
     def _extend(self, names) -> None:
         extra = self.build(names)

@@ -4,9 +4,9 @@ on first use."""
 from __future__ import annotations
 
 import ast
-import re
 from functools import cached_property
 
+from ..lazyre import lazy_compile
 from . import child_nodes
 
 
@@ -121,8 +121,8 @@ class PyFacts:
 # Word patterns start with their literal and check the boundary before it by a lookbehind:
 # the same matches as a leading `\b`, which would defeat the regex engine's literal-prefix
 # search (about 10x slower over a file).
-AITER_LINE = re.compile(rb"aiter\b(?<=\baiter)")
-_IMPORT_LINE = re.compile(rb"import\b(?<=\bimport)")
+AITER_LINE = lazy_compile(rb"aiter\b(?<=\baiter)")
+_IMPORT_LINE = lazy_compile(rb"import\b(?<=\bimport)")
 
 
 def imports_by_call(data: bytes) -> bool:

@@ -27,10 +27,10 @@ attribute (`envs.USE_X`) or a call of either (`use_x()`).
 from __future__ import annotations
 
 import ast
-import re
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
+from ..lazyre import lazy_compile
 from . import child_nodes
 from . import walk as _walk
 
@@ -44,8 +44,8 @@ OTHER_CALLS = frozenset({"is_npu", "is_xpu", "is_cpu", "is_mps", "is_musa", "is_
 AITER_ENV = "SGLANG_USE_AITER"
 GATE_NAME = "_use_aiter"
 # The naming convention for aiter flags: `_use_aiter`, `_use_aiter_gfx95`, `USE_AITER`, ...
-GATE_PATTERN = re.compile(r"^_?(use|USE)_(aiter|AITER)(_\w*)?$")
-_NO_NAME = re.compile(r"(?!)")  # (configured gates: no naming convention)
+GATE_PATTERN = lazy_compile(r"^_?(use|USE)_(aiter|AITER)(_\w*)?$")
+_NO_NAME = lazy_compile(r"(?!)")  # (configured gates: no naming convention)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 

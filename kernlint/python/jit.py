@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..lazyre import lazy_compile
 from .conventions import NamePattern, configured_names, when_configured
 
 LRU_CACHES = frozenset({"functools.lru_cache", "functools.cache"})
@@ -90,14 +91,14 @@ def decorator_kind(dec, facts, names: frozenset[str] | None = None) -> str | Non
     return None
 
 
-_LOAD_JIT_LINE = re.compile(rb"load_jit\b(?<=\bload_jit)")  # (literal first: see facts.py)
+_LOAD_JIT_LINE = lazy_compile(rb"load_jit\b(?<=\bload_jit)")  # (literal first: see facts.py)
 
 
 # The `load_jit` lines, and those of the loaders configs of this process name (conventions).
-LOADER_LINE = NamePattern(re.compile(rb"load_jit"), LOADERS)
+LOADER_LINE = NamePattern(lazy_compile(rb"load_jit"), LOADERS)
 # (Two patterns, each starting with its literal: four times faster than one alternation.)
-_JIT_PARTIAL = (LOADER_LINE, re.compile(rb"\n[ \t]*@[\w.]+[ \t]*\("))
-_LOAD_JIT_ALIAS = re.compile(rb"load_jit(?<=\bload_jit)[ \t]+as\b")
+_JIT_PARTIAL = (LOADER_LINE, lazy_compile(rb"\n[ \t]*@[\w.]+[ \t]*\("))
+_LOAD_JIT_ALIAS = lazy_compile(rb"load_jit(?<=\bload_jit)[ \t]+as\b")
 
 
 def _renames_a_configured_loader(data: bytes) -> bool:

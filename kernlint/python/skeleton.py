@@ -22,14 +22,15 @@ import re
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
+from ..lazyre import lazy_compile
 from ..source import occurrences
 
 # A def/class/decorator line: searched after a newline (much faster than `^` under re.M);
 # the first line is matched on its own. (The indentation is taken whole, as an atomic group
 # would: `(?=([ \t]*))\1`, a lookahead being atomic. Plain `([ \t]*)` would try every
 # shorter indentation of every line before moving on: 4x slower.)
-_BLOCK_AFTER_NEWLINE = re.compile(rb"\n(?=([ \t]*))\1(@|(?:async[ \t]+)?def[ \t]|class[ \t(:])")
-_BLOCK_FIRST_LINE = re.compile(rb"([ \t]*)(@|(?:async[ \t]+)?def[ \t]|class[ \t(:])")
+_BLOCK_AFTER_NEWLINE = lazy_compile(rb"\n(?=([ \t]*))\1(@|(?:async[ \t]+)?def[ \t]|class[ \t(:])")
+_BLOCK_FIRST_LINE = lazy_compile(rb"([ \t]*)(@|(?:async[ \t]+)?def[ \t]|class[ \t(:])")
 _TRIPLES = (b'"""', b"'''")
 _SPACE = frozenset(b" \t\r\n\f")
 
@@ -41,8 +42,8 @@ def _code_at_end(prefix: bytes) -> bool:
 
 
 # In code: a quote or a comment; in a one-line string: its quote or an escape.
-_CODE_EVENT = re.compile(rb"[#'\"]")
-_IN_QUOTE = {0x22: re.compile(rb'["\\]'), 0x27: re.compile(rb"['\\]")}
+_CODE_EVENT = lazy_compile(rb"[#'\"]")
+_IN_QUOTE = {0x22: lazy_compile(rb'["\\]'), 0x27: lazy_compile(rb"['\\]")}
 
 
 class _LineScan:

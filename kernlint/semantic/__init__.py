@@ -36,6 +36,8 @@ import shutil
 import subprocess
 from functools import lru_cache
 
+from ..lazyre import lazy_compile
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHIPPED_INCLUDE = os.path.join(HERE, "include")
 # Stand-ins for CUDA headers that declare nothing outside nvcc's device pass.
@@ -271,8 +273,8 @@ def _build_args(directory: str, extra_includes=(), defines=()) -> list[str]:
     return args
 
 
-_ASM = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
-_CHEVRONS = re.compile(rb"<<<(?:[^<>;]|<(?!<<)|>(?!>>))*?>>>")
+_ASM = lazy_compile(rb"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
+_CHEVRONS = lazy_compile(rb"<<<(?:[^<>;]|<(?!<<)|>(?!>>))*?>>>")
 
 
 def host_view(data: bytes) -> bytes:
@@ -382,7 +384,7 @@ def _asm_headers(diags, seen: set[str]) -> list[tuple[str, str]]:
 
 
 # A parse that used a precompiled header and went wrong because of it.
-_PCH_TROUBLE = re.compile(r"precompiled header|PCH file|AST file|module file", re.I)
+_PCH_TROUBLE = lazy_compile(r"precompiled header|PCH file|AST file|module file", re.I)
 
 
 class SemanticFile:
@@ -642,7 +644,7 @@ def note_unjudged(ctx, what: str, offset: int) -> None:
     ctx.notes.append(f"{UNJUDGED}{what} {ctx.source.path}:{line}")
 
 
-_UNKNOWN_NAME = re.compile(
+_UNKNOWN_NAME = lazy_compile(
     r"(?:unknown type name|no type named|no template named|unknown template name|"
     r"use of undeclared identifier) '(?:[\w:]*::)?(\w+)'"
 )

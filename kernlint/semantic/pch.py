@@ -58,6 +58,8 @@ import tempfile
 import time
 from collections import Counter
 
+from ..lazyre import lazy_compile
+
 FORMAT = 1
 MAX_ENTRIES = 24
 MAX_TOTAL_BYTES = 768 * 1024 * 1024
@@ -74,13 +76,13 @@ _LISTDIR: dict = {}  # directory -> frozenset of its entries (per process)
 
 
 # -- how a file begins -------------------------------------------------------------------------
-_INCLUDE = re.compile(
+_INCLUDE = lazy_compile(
     rb"#[ \t]*include[ \t]*(<[^<>\n\"]+>|\"[^<>\n\"]+\")"
     rb"[ \t]*(?://[^\n]*|/\*(?:(?!\*/)[^\n])*\*/[ \t]*)?\r?$"
 )
-_PRAGMA_ONCE = re.compile(rb"#[ \t]*pragma[ \t]+once[ \t]*\r?$")
-_DIRECTIVE = re.compile(rb"#[ \t]*(\w+)")
-_IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+_PRAGMA_ONCE = lazy_compile(rb"#[ \t]*pragma[ \t]+once[ \t]*\r?$")
+_DIRECTIVE = lazy_compile(rb"#[ \t]*(\w+)")
+_IDENTIFIER = lazy_compile(rb"[A-Za-z_]\w*")
 # Conditionals a file may open and close before its first include (`#ifndef USE_ROCM` /
 # `#error ...` / `#endif`): evaluated after the PCH instead of before its header, so only
 # where the PCH's files define none of the names they test.
@@ -399,7 +401,7 @@ def _choose(wanted: dict, targets: dict) -> dict:
     return chosen
 
 
-_INCLUDES_RE = re.compile(
+_INCLUDES_RE = lazy_compile(
     rb"^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*([<\"])([^>\"\n]+)[>\"]", re.M
 )
 _SCANNED: dict = {}  # path -> (size, [(quoted, name)]), per run
@@ -735,9 +737,9 @@ def _probe(probes) -> list:
 
 
 # -- building -------------------------------------------------------------------------------
-_DIRECTIVE_NAME = re.compile(rb"#\s*(?:include|include_next|import)\s*([<\"])([^>\"\n]+)[>\"]")
-_DEFINES = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
-_HAS_INCLUDE = re.compile(rb"__has_include(?:_next)?\s*\(\s*([<\"])([^>\"\n]+)[>\"]")
+_DIRECTIVE_NAME = lazy_compile(rb"#\s*(?:include|include_next|import)\s*([<\"])([^>\"\n]+)[>\"]")
+_DEFINES = lazy_compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
+_HAS_INCLUDE = lazy_compile(rb"__has_include(?:_next)?\s*\(\s*([<\"])([^>\"\n]+)[>\"]")
 # Searched by default before some of the system directories headers are found in.
 _IMPLICIT_DIRS = ("/usr/local/include",)
 

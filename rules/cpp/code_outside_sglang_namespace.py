@@ -52,6 +52,7 @@ import re
 
 from kernlint.cpp.facts import ITEM_TYPES
 from kernlint.jitscope import LIBRARY_NAMESPACES, namespace_convention
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -67,12 +68,12 @@ THIRD_PARTY_NAMESPACES = LIBRARY_NAMESPACES
 
 
 # Names of the CUDA runtime/driver API: global shims for them (HIP builds) must stay global.
-_CUDA_API_NAME = re.compile(r"^(cuda|CUDA|cu[A-Z]|CU[A-Z_])")
+_CUDA_API_NAME = lazy_compile(r"^(cuda|CUDA|cu[A-Z]|CU[A-Z_])")
 # A namespace spelled like a macro (`namespace VSA_NAMESPACE {`).
-_MACRO_LIKE = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+_MACRO_LIKE = lazy_compile(r"[A-Z][A-Z0-9_]*\Z")
 # `NAME(args) { ... }` at namespace scope with no return type, NAME in capitals: a macro
 # invocation with a body (PYBIND11_MODULE, TORCH_LIBRARY, TEST), not a function.
-_MACRO_CALL_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+_MACRO_CALL_NAME = lazy_compile(r"[A-Z][A-Z0-9_]*\Z")
 
 
 def house_namespaces(settings) -> tuple[tuple[tuple[str, ...], ...], frozenset[str]] | None:

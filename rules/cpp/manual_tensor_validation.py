@@ -55,6 +55,7 @@ import bisect
 import re
 
 from kernlint.cpp.facts import in_abstractions, simple_name
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -93,8 +94,8 @@ CHECKS = frozenset(
 _NOT_EXPRESSIBLE = frozenset({"<", ">", "<=", ">=", "%"})
 _RELATIONAL = frozenset({"<", ">", "<=", ">="})
 # DLPack type codes `TensorMatcher::with_dtype<T>()` has no C++ type for.
-_NO_DTYPE_TRAIT = re.compile(rb"\bkDL(?:Bool|OpaqueHandle|Complex)\b")
-_NAMESPACES = re.compile(r"\b(?:tvm::ffi::|ffi::|const\b)")
+_NO_DTYPE_TRAIT = lazy_compile(rb"\bkDL(?:Bool|OpaqueHandle|Complex)\b")
+_NAMESPACES = lazy_compile(r"\b(?:tvm::ffi::|ffi::|const\b)")
 
 
 def _tensor_kind(type_text: str) -> str | None:
@@ -380,7 +381,7 @@ def _is_called(ctx, func) -> bool:
 _PRESENCE = r"\s*\.\s*(?:data_ptr|numel|device)\s*\("
 
 
-_ASSIGNMENT = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*=(?!=)([^;]*)")
+_ASSIGNMENT = lazy_compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*=(?!=)([^;]*)")
 
 
 def _derived_from(local: str, tensor: str, pattern: str, body, memo: dict) -> bool:

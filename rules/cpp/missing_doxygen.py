@@ -49,9 +49,8 @@ No automatic fix: the comment's content is the author's to write.
 
 from __future__ import annotations
 
-import re
-
 from kernlint.cpp.ffi import entry_points
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -68,10 +67,10 @@ RULE = Rule(
 )
 
 PRIVATE_NAMESPACES = frozenset({"detail", "details", "impl", "internal", ""})
-_INCLUDE = re.compile(r"(?:^|/)include/")
-_IMPL_DIR = re.compile(r"(?:^|/)impl/")
+_INCLUDE = lazy_compile(r"(?:^|/)include/")
+_IMPL_DIR = lazy_compile(r"(?:^|/)impl/")
 _WS = b" \t\r\n\f\v"
-_MACRO_WORDS = re.compile(rb"[ \t]*(?:[A-Za-z_]\w*[ \t]*)*")
+_MACRO_WORDS = lazy_compile(rb"[ \t]*(?:[A-Za-z_]\w*[ \t]*)*")
 
 
 def check(ctx) -> None:

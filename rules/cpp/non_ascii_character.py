@@ -40,10 +40,10 @@ or needs a human choice.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from kernlint.cpp.lexer import span_at
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Edit, Fix, Rule
 
 RULE = Rule(
@@ -112,7 +112,7 @@ ASCII_LOOKALIKES = {
     "\u2714": "v",
 }
 
-_NON_ASCII_RUN = re.compile(rb"[\x80-\xff]+")
+_NON_ASCII_RUN = lazy_compile(rb"[\x80-\xff]+")
 
 
 def _describe(ch: str) -> str:

@@ -52,9 +52,8 @@ No automatic fix: what may move above the wait depends on what the preceding ker
 
 from __future__ import annotations
 
-import re
-
 from kernlint.cpp.facts import name_node, simple_name
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -76,7 +75,7 @@ RULE = Rule(
 WAIT_CALLS = frozenset(
     {"PDLWaitPrimary", "cudaGridDependencySynchronize", "wait_on_dependent_grids"}
 )
-_ASM_WAIT = re.compile(rb"griddepcontrol\.wait\b")
+_ASM_WAIT = lazy_compile(rb"griddepcontrol\.wait\b")
 # Statements that do nothing at run time.
 _NO_WORK = frozenset(
     {

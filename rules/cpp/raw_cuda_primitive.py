@@ -60,6 +60,7 @@ import re
 from functools import lru_cache
 
 from kernlint.cpp.facts import in_abstractions, in_document_order, simple_name
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.record import record
 
@@ -225,11 +226,11 @@ def implementation_exempt(ctx) -> bool:
     return _under(_spec(list(globs)), base, os.path.abspath(path))
 
 
-_FORCEINLINE = re.compile(
+_FORCEINLINE = lazy_compile(
     rb"\b(?:__device__\s+__forceinline__|__forceinline__\s+__device__)\b"
     rb"(?P<host>\s+__host__\b)?"
 )
-_HOST_BEFORE = re.compile(rb"__host__\s+$")
+_HOST_BEFORE = lazy_compile(rb"__host__\s+$")
 _SHUFFLES = frozenset({"__shfl_xor_sync", "__shfl_down_sync"})
 _MAX_FUNCS = {
     "max": "max",
@@ -244,8 +245,8 @@ _MAX_FUNCS = {
     "__hmin2": "min",
 }
 _COMPOUND_OPS = {"+=": "sum", "*=": "prod", "|=": "or", "&=": "and", "^=": "xor"}
-_VECTOR_CAST = re.compile(r"^<\s*(?:const\s+)?(float4|int4|uint4)\s*(?:const\s*)?\*\s*>$")
-_C_VECTOR_CAST = re.compile(rb"\(\s*(?:const\s+)?(?:float4|u?int4)\s*(?:const\s*)?\*\s*\)")
+_VECTOR_CAST = lazy_compile(r"^<\s*(?:const\s+)?(float4|int4|uint4)\s*(?:const\s*)?\*\s*>$")
+_C_VECTOR_CAST = lazy_compile(rb"\(\s*(?:const\s+)?(?:float4|u?int4)\s*(?:const\s*)?\*\s*\)")
 _PDL_CALLS = frozenset({"cudaGridDependencySynchronize", "cudaTriggerProgrammaticLaunchCompletion"})
 _PDL_ABSTRACTION = {True: "PDLWaitPrimary", False: "PDLTriggerSecondary"}
 _ERROR_CALLS = frozenset({"cudaGetLastError", "cudaPeekAtLastError"})
@@ -259,13 +260,13 @@ _HOST_CALLS = {
 }
 # A function that maps or shares memory across processes or devices needs the raw allocation
 # (IPC handles, virtual memory, multicast), which a workspace tensor does not give.
-_SHARED_MEMORY = re.compile(rb"\b(?:cudaIpc\w+|cuMem\w+|cuMulticast\w+|cudaHostRegister)\b")
+_SHARED_MEMORY = lazy_compile(rb"\b(?:cudaIpc\w+|cuMem\w+|cuMulticast\w+|cudaHostRegister)\b")
 # A head word in capitals is a macro that may carry its own inlining attributes.
-_MACRO_WORD = re.compile(rb"\b[A-Z][A-Z0-9_]{2,}\b")
-_DEVICE_WORD = re.compile(rb"\b__device__\b")
-_SGL_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*[<\"]sgl_kernel/")
+_MACRO_WORD = lazy_compile(rb"\b[A-Z][A-Z0-9_]{2,}\b")
+_DEVICE_WORD = lazy_compile(rb"\b__device__\b")
+_SGL_INCLUDE = lazy_compile(rb"#[ \t]*include[ \t]*[<\"]sgl_kernel/")
 # `NaN` in a comment, `__hmin2_nan` beside the call: the intrinsic's NaN handling is chosen.
-_NAN = re.compile(rb"(?i)(?:\b|_)nan\b")
+_NAN = lazy_compile(rb"(?i)(?:\b|_)nan\b")
 
 
 def _nan_nearby(data: bytes, at: int) -> bool:
@@ -289,12 +290,12 @@ def _forwards_location(owner, facts) -> bool:
     )
 
 
-_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
+_COMMENT = lazy_compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 # Accesses `AlignedVector` cannot express: the CUDA cache-operator intrinsics (`__ldg`,
 # `__ldcs`, `__stcg`, ...) and helpers around PTX loads and stores with cache hints, async
 # copies and TMA (`load_nc`/`store_nc`, `ld_*`/`st_*`, `cp_async*`, `*bulk*`, `*tma*`,
 # `*Ptx*`, `ptx::*`), matched on the callee as spelled.
-_HINTED_CALLEE = re.compile(
+_HINTED_CALLEE = lazy_compile(
     r"(?:^|::)(?:__ld(?:g|cg|ca|cs|lu|cv)|__st(?:cg|cs|wb|wt))$"
     r"|(?:^|::|_)(?:ld|st|ldg|load|store)_?nc(?:_|$)"
     r"|(?:^|::)(?:ld|st)_|(?:^|::|_)cp_?async"
@@ -775,7 +776,7 @@ def _local_kind(owner, name: bytes, facts, memo: dict) -> str | None:
     return found
 
 
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+_WORD = lazy_compile(rb"[A-Za-z_]\w*")
 
 
 def _identifiers(owner, name: bytes, facts, memo: dict) -> list:

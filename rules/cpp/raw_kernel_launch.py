@@ -55,6 +55,7 @@ import re
 from kernlint.cpp.facts import calls_named, in_abstractions, namespace_components
 from kernlint.cpp.parser import STATEMENT_BLOCKS
 from kernlint.jitscope import LIBRARY_NAMESPACES
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.record import record
 
@@ -261,7 +262,7 @@ _HOLDERS = frozenset(
     }
 )
 _BRANCH_ENDS = frozenset({"preproc_else", "preproc_elif", "preproc_elifdef"})
-_STATEMENT = re.compile(r"(_statement|^declaration)$")
+_STATEMENT = lazy_compile(r"(_statement|^declaration)$")
 
 
 def _checked_after(node, checks: tuple[str, ...], parent_of) -> bool:
@@ -369,8 +370,8 @@ def _same_name(spelled: str, want: str) -> bool:
     return spelled == want or spelled.endswith("::" + want) or want.endswith("::" + spelled)
 
 
-_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
-_CHEVRONS = re.compile(rb"<<<(?:[^<>;{}]|<[^<>;{}]*>)*?>>>", re.S)
+_DEFINE = lazy_compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+_CHEVRONS = lazy_compile(rb"<<<(?:[^<>;{}]|<[^<>;{}]*>)*?>>>", re.S)
 
 
 def _macro_launches(ctx, policy: Policy | None = None) -> None:

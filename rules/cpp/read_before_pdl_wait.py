@@ -59,6 +59,7 @@ from bisect import bisect_left
 
 from kernlint.cpp.parser import STATEMENT_BLOCKS
 from kernlint.cpp.writes import DECLARATOR_PARENTS, READ, WRITE, Analyzer
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 
 from .pdl_wait_at_kernel_start import is_wait_statement, wait_statement_name
@@ -81,8 +82,8 @@ RULE = Rule(
 
 _WAIT_NAMES = (b"PDLWaitPrimary", b"cudaGridDependencySynchronize", b"wait_on_dependent_grids")
 # (b): names of outputs, and words that say a buffer is not produced per step.
-_OUTPUT_NAME = re.compile(r"(?:^|_)(?:out|output|dst)$", re.IGNORECASE)
-_NOT_PRODUCED = re.compile(r"weight|scale|bias|table|cos|sin|freq", re.IGNORECASE)
+_OUTPUT_NAME = lazy_compile(r"(?:^|_)(?:out|output|dst)$", re.IGNORECASE)
+_NOT_PRODUCED = lazy_compile(r"weight|scale|bias|table|cos|sin|freq", re.IGNORECASE)
 # Callees that load through their pointer argument.
 _LOADERS = frozenset({"load", "load_as", "__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})

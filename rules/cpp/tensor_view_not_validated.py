@@ -54,11 +54,10 @@ No automatic fix: the matcher's shape, dtype and device are the author's to stat
 
 from __future__ import annotations
 
-import re
-
 from kernlint.cpp.facts import in_abstractions, simple_name
 from kernlint.cpp.ffi import entry_points
 from kernlint.cpp.parser import identifier_nodes
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 
 RULE = Rule(
@@ -69,7 +68,7 @@ RULE = Rule(
     severity="warning",
     scope="jit",
     triggers=(b"data_ptr",),
-    prefilter=re.compile(rb"TensorView"),
+    prefilter=lazy_compile(rb"TensorView"),
 )
 
 POINTERS = frozenset({"data_ptr", "const_data_ptr"})
@@ -103,7 +102,7 @@ CHECKS = frozenset(
 )
 # `TVM_FFI_ICHECK_EQ(t.ndim(), 2)`, `CHECK_EQ(...)`: the comparison forms of the check macros.
 _CHECK_PREFIXES = ("TVM_FFI_ICHECK", "TVM_FFI_CHECK", "CHECK_")
-_NAMESPACES = re.compile(r"\b(?:tvm::ffi::|ffi::|const\b)")
+_NAMESPACES = lazy_compile(r"\b(?:tvm::ffi::|ffi::|const\b)")
 # (helpers followed through helpers: a bound on the depth)
 _MAX_DEPTH = 4
 

@@ -48,8 +48,8 @@ No automatic fix: the module may not define `_is_hip` yet.
 from __future__ import annotations
 
 import ast
-import re
 
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python import walk as _walk
 from kernlint.python.facts import node_span
@@ -60,9 +60,9 @@ RULE = Rule(
     language="python",
     summary="`SGLANG_USE_AITER` flag not and-ed with a HIP check",
     triggers=(b"SGLANG_USE_AITER",),
-    partial_lines=re.compile(rb"SGLANG_USE_AITER"),
+    partial_lines=lazy_compile(rb"SGLANG_USE_AITER"),
 )
-_ENV_LINE = re.compile(rb"SGLANG_USE_AITER\b")
+_ENV_LINE = lazy_compile(rb"SGLANG_USE_AITER\b")
 _AITER_ENV = "SGLANG_USE_AITER"
 
 

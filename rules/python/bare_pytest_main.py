@@ -70,19 +70,19 @@ prefer `raise SystemExit(...)`.
 from __future__ import annotations
 
 import ast
-import re
 
 from kernlint.ci_layout import collected_test, is_enabled, is_main_entry, may_be_collected_test
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python import LineSearch, parse
 
 from .non_literal_ci_registration import ci_names, snippet_span, when_ci_configured
 from .unregistered_tests import CI_LINE, registrations
 
-_PYTEST_MAIN = re.compile(rb"pytest\s*\.\s*main")
+_PYTEST_MAIN = lazy_compile(rb"pytest\s*\.\s*main")
 # The lines it reads: the main guards and the pytest.main calls (wherever they are), and the
 # registrations (module level, kept in a skeleton anyway).
-_LINES = (re.compile(rb"__main__"), re.compile(rb"pytest\s*\.\s*main"), CI_LINE)
+_LINES = (lazy_compile(rb"__main__"), lazy_compile(rb"pytest\s*\.\s*main"), CI_LINE)
 
 RULE = Rule(
     code="PY013",
@@ -134,7 +134,7 @@ def _all_wrapped(data: bytes) -> bool:
 
 # The collector's main block as it is mostly written, and a line of its body that starts with
 # a call (`unittest.main()`, `sys.exit(...)`): the file has a main entry, nothing is parsed.
-_PLAIN_ENTRY = re.compile(
+_PLAIN_ENTRY = lazy_compile(
     rb"if[ \t(]*__name__[ \t]*==[ \t]*(['\"])__main__\1[ \t)]*:[ \t]*(?:#[^\n]*)?\r?\n"
     rb"(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]+[A-Za-z_][\w.]*\("
 )
@@ -190,8 +190,8 @@ def _check_main_entry(ctx, has_guard: bool, blocks) -> None:
 
 
 # The first line after a block that starts a statement at column 0 (the block's end).
-_NEXT_STATEMENT = re.compile(rb"\n[^ \t\r\n#\f]")
-_IF = re.compile(rb"if[ \t(]")
+_NEXT_STATEMENT = lazy_compile(rb"\n[^ \t\r\n#\f]")
+_IF = lazy_compile(rb"if[ \t(]")
 
 
 def _main_blocks(ctx):

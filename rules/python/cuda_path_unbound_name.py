@@ -63,6 +63,7 @@ import ast
 import re
 from functools import lru_cache
 
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python import child_nodes
 from kernlint.python import walk as _walk
@@ -96,7 +97,7 @@ RULE = Rule(
     # A ROCm-only binding needs a condition (`if`/`elif`/`and`/`if ... else`) on a HIP check
     # or an aiter gate, or a gate assigned from the environment variable.
     prefilter=NamePattern(
-        re.compile(
+        lazy_compile(
             rb"\b(?:if|elif|and|or|not)\b[^:\n]*(?:is_hip|is_rocm|_use_aiter|USE_AITER|_IS_HIP|_IS_ROCM)"
             rb"|\b(?:if|elif)\s*\(\s*$|SGLANG_USE_AITER",
             re.M,
@@ -162,7 +163,7 @@ _HIP_ONLY_CALLS = frozenset({"mxfp_supported"})
 # How many aliases, helpers and predicates deep a judgement follows (each is a few frames of
 # Python recursion; past it the answer is unknown, the use reachable).
 _MAX_DEPTH = 40
-_ENV_FUNCS = re.compile(r"^(?:get_(?:bool|int|float|str)_env_var|getenv|get_env_\w+)$")
+_ENV_FUNCS = lazy_compile(r"^(?:get_(?:bool|int|float|str)_env_var|getenv|get_env_\w+)$")
 
 
 def check(ctx) -> None:

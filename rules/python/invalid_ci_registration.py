@@ -55,6 +55,7 @@ import ast
 import re
 
 from kernlint.ci_layout import CI_FUNCTIONS
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python.conventions import NamePattern
 
@@ -78,7 +79,7 @@ RULE = Rule(
     triggers=(b"register_",),
     untriggered_when=when_ci_configured,  # (`ci-registration-functions`: other names)
     # A call to `register_<backend>_ci`, or an import of one under another name.
-    prefilter=NamePattern(re.compile(rb"register_\w+_ci\b"), CI_FUNCTIONS),
+    prefilter=NamePattern(lazy_compile(rb"register_\w+_ci\b"), CI_FUNCTIONS),
     # The lines non-literal-ci-registration reads: the two rules share the parse.
     partial_lines=_wanted_lines,
     needs_tree=False,

@@ -49,8 +49,8 @@ author's design.
 from __future__ import annotations
 
 import ast
-import re
 
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
 from kernlint.python.jit import partial_lines as jit_partial_lines
@@ -113,7 +113,7 @@ def check(ctx) -> None:
 
 # (A line start written as a newline: much faster than `^` under re.M; `nodes_on_lines`
 # searches the file after a newline, so the first line is included.)
-_DECORATOR_LINE = re.compile(rb"\n[ \t]*@")
+_DECORATOR_LINE = lazy_compile(rb"\n[ \t]*@")
 
 
 def _decorator_callbacks(facts) -> set[str]:

@@ -74,8 +74,8 @@ No automatic fix: which file was meant is the author's to say.
 from __future__ import annotations
 
 import os
-import re
 
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
 from kernlint.python.jit import when_loaders_configured, wiring_partial_lines
@@ -87,7 +87,7 @@ RULE = Rule(
     summary="`load_jit` `cuda_files`/`cpp_files` entry that names no file under the JIT `csrc/`",
     triggers=(b"load_jit",),
     untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
-    prefilter=re.compile(rb"(?:cuda|cpp)_files"),
+    prefilter=lazy_compile(rb"(?:cuda|cpp)_files"),
     partial_lines=wiring_partial_lines,
 )
 

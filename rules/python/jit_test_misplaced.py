@@ -97,6 +97,7 @@ from kernlint.ci_layout import (
     may_be_collected_test,
     registered_root,
 )
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
 
@@ -117,9 +118,9 @@ RULE = Rule(
     severity="warning",
     status="preview",
     triggers=(_TRIGGER,),
-    prefilter=re.compile(rb"sglang\.kernels\.ops\b"),
+    prefilter=lazy_compile(rb"sglang\.kernels\.ops\b"),
     path_filter=_may_be_kernel_test,
-    partial_lines=re.compile(rb"\bimport\b"),
+    partial_lines=lazy_compile(rb"\bimport\b"),
     needs_tree=False,  # (parsed only when the bytes leave the question open)
 )
 
@@ -180,11 +181,11 @@ def is_jit_wrapper(path: str) -> bool:
 
 
 # -- the cache key ---------------------------------------------------------------------------
-_MENTION = re.compile(rb"sglang\.kernels\.ops((?:\.\w+)*)")
-_FROM = re.compile(
+_MENTION = lazy_compile(rb"sglang\.kernels\.ops((?:\.\w+)*)")
+_FROM = lazy_compile(
     rb"from[ \t]+sglang\.kernels\.ops((?:\.\w+)*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)"
 )
-_NAME = re.compile(rb"(\w+)(?:\s+as\s+\w+)?")
+_NAME = lazy_compile(rb"(\w+)(?:\s+as\s+\w+)?")
 _NAMES_KEY = "jit-test-mentions:1"  # the cache's group of "no sglang.kernels.ops" answers
 
 
@@ -257,7 +258,7 @@ def _imports(tree):
                     yield node, module, alias.name
 
 
-_FOLDER = re.compile(r"kernels/(ops|benchmark)/([^/]+)/")
+_FOLDER = lazy_compile(r"kernels/(ops|benchmark)/([^/]+)/")
 
 
 def _kernel_side(module: str) -> bool:

@@ -80,6 +80,7 @@ import ast
 import os
 import re
 
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python import child_nodes, walk
 from kernlint.python.facts import node_span
@@ -93,7 +94,7 @@ RULE = Rule(
     status="preview",
     triggers=(b"load_jit",),
     untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
-    prefilter=re.compile(rb"(?:cuda|cpp)_wrappers"),
+    prefilter=lazy_compile(rb"(?:cuda|cpp)_wrappers"),
 )
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -461,7 +462,7 @@ class _Agrees:
         self.total = self.required = total
 
 
-_CALL_CHARS = re.compile(rb"[()\[\]{}<>,\"'/]")
+_CALL_CHARS = lazy_compile(rb"[()\[\]{}<>,\"'/]")
 
 
 def _every_spelling_takes(root: str, paths: list[str], text: str, passed: int) -> bool:
@@ -677,9 +678,9 @@ class _Entry:
 
 _FUNC_CACHE: dict[str, tuple] = {}
 _MACRO_CACHE: dict[str, tuple] = {}
-_DEFINED = re.compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
-_DEFAULT_BRACES = re.compile(rb"=\s*\{\s*\}")
-_WORDS = re.compile(r"[A-Za-z_]\w*")
+_DEFINED = lazy_compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+_DEFAULT_BRACES = lazy_compile(rb"=\s*\{\s*\}")
+_WORDS = lazy_compile(r"[A-Za-z_]\w*")
 
 
 def _includes_found(root: str, paths: list[str]) -> bool:
@@ -699,8 +700,8 @@ def _includes_found(root: str, paths: list[str]) -> bool:
 
 
 _MACRO_WORDS: dict[str, tuple] = {}
-_DEFINE_BODY = re.compile(rb"(?m)^[ \t]*#[ \t]*define\b((?:[^\n]*\\\r?\n)*[^\n]*)")
-_WORD_BYTES = re.compile(rb"[A-Za-z_]\w*")
+_DEFINE_BODY = lazy_compile(rb"(?m)^[ \t]*#[ \t]*define\b((?:[^\n]*\\\r?\n)*[^\n]*)")
+_WORD_BYTES = lazy_compile(rb"[A-Za-z_]\w*")
 _ALIASES: dict[str, re.Pattern] = {}
 
 
@@ -736,7 +737,7 @@ def _aliased(data: bytes, q: str) -> bool:
     return False
 
 
-_ALIAS_LINE = re.compile(rb"[ \t]*(using|typedef|template)\b")
+_ALIAS_LINE = lazy_compile(rb"[ \t]*(using|typedef|template)\b")
 
 
 def _declares(data: bytes, name: str) -> bool:

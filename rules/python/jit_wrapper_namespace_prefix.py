@@ -76,8 +76,8 @@ unparsed region, an unreadable file, no loader found) it is unsafe.
 from __future__ import annotations
 
 import os
-import re
 
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Edit, Fix, Rule
 from kernlint.python.facts import node_span
 from kernlint.python.jit import when_loaders_configured, wiring_partial_lines
@@ -90,7 +90,7 @@ RULE = Rule(
     fix="sometimes",
     triggers=(b"load_jit",),
     untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
-    prefilter=re.compile(rb"sglang[ \t]*::"),
+    prefilter=lazy_compile(rb"sglang[ \t]*::"),
     partial_lines=wiring_partial_lines,
 )
 

@@ -79,8 +79,8 @@ No automatic fix: which declaration was meant is the author's to say.
 from __future__ import annotations
 
 import os
-import re
 
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python.facts import node_span
 from kernlint.python.jit import when_loaders_configured, wiring_partial_lines
@@ -92,7 +92,7 @@ RULE = Rule(
     summary="`load_jit` wrapper symbol that the named C++ files do not declare",
     triggers=(b"load_jit",),
     untriggered_when=when_loaders_configured,  # (`jit-loaders`: other names)
-    prefilter=re.compile(rb"(?:cuda|cpp)_wrappers"),
+    prefilter=lazy_compile(rb"(?:cuda|cpp)_wrappers"),
     partial_lines=wiring_partial_lines,
 )
 

@@ -44,6 +44,7 @@ import re
 from functools import lru_cache
 
 from kernlint.ci_layout import CI_FUNCTIONS, REGISTER_FUNCTIONS, registration_functions
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python import LineSearch, parse
 from kernlint.python.conventions import NamePattern, configured_names, when_configured
@@ -51,14 +52,14 @@ from kernlint.python.facts import ast_offset, node_span, qualified
 
 # (Starts with its literal, the boundary before it checked by a lookbehind: the matches of
 # `\bregister_\w+_ci\b`, about 10x faster over a file.)
-_CI_LINE = re.compile(rb"register_(?<=\bregister_)\w+_ci\b")
+_CI_LINE = lazy_compile(rb"register_(?<=\bregister_)\w+_ci\b")
 # `register_<backend>_ci as NAME` (in an import; spaces, line breaks, backslash continuations
 # and comments between): a renamed registration function, whose calls do not say its name.
 # (A comment is matched through its line break: `#[^\n]*` alone could split a run of `#` in
 # exponentially many ways before failing.)
-_ALIAS = re.compile(rb"register_(?<=\bregister_)\w+_ci\b(?:[\s\\]|#[^\n]*\n)*as\b")
+_ALIAS = lazy_compile(rb"register_(?<=\bregister_)\w+_ci\b(?:[\s\\]|#[^\n]*\n)*as\b")
 # `as register_<backend>_ci`: another name imported as a registration function's.
-_RENAMED = re.compile(rb"as(?<=\bas)(?:[\s\\]|#[^\n]*\n)+register_\w+_ci\b")
+_RENAMED = lazy_compile(rb"as(?<=\bas)(?:[\s\\]|#[^\n]*\n)+register_\w+_ci\b")
 
 
 # The lines naming a registration function of any config of this process (partial_lines).
@@ -84,7 +85,7 @@ class _WantedLines:
         return _EVERY_LINE.finditer(data)
 
 
-_EVERY_LINE = re.compile(rb"[^\n]*\n|[^\n]+")
+_EVERY_LINE = lazy_compile(rb"[^\n]*\n|[^\n]+")
 _wanted_lines = _WantedLines()
 
 
@@ -153,15 +154,15 @@ RULE = Rule(
     triggers=(b"register_",),
     untriggered_when=when_ci_configured,  # (`ci-registration-functions`: other names)
     # A call to `register_<backend>_ci`, or an import of one under another name.
-    prefilter=NamePattern(re.compile(rb"register_\w+_ci\b"), CI_FUNCTIONS),
+    prefilter=NamePattern(lazy_compile(rb"register_\w+_ci\b"), CI_FUNCTIONS),
     # What it reads (see _WantedLines): the file is parsed as a skeleton, where it is parsed.
     partial_lines=_wanted_lines,
     needs_tree=False,
 )
 
 # Where a line names a registration function: an import line, or a call at column 0.
-_IMPORT_LINE = re.compile(rb"(?:from|import)\s")
-_CALL_START = re.compile(rb"register_\w+_ci[ \t]*\(")
+_IMPORT_LINE = lazy_compile(rb"(?:from|import)\s")
+_CALL_START = lazy_compile(rb"register_\w+_ci[ \t]*\(")
 # The most lines one registration statement is looked for in before the file is parsed.
 _MAX_STATEMENT_LINES = 40
 
@@ -199,7 +200,11 @@ def check(ctx) -> None:
         _check_call(node, ctx, names, match)
 
 
-_REGISTER = re.compile(r"^register_\w+_ci$")
+_REGISTER = lazy_compile(r"^register_\w+_ci$")
+
+
+def _is_register_name(name: str):
+    return _REGISTER.match(name)
 
 
 class CiNames:
@@ -214,7 +219,7 @@ class CiNames:
             self.word = rb"register_\w+_ci"
             self.line, self.alias, self.renamed = _CI_LINE, _ALIAS, _RENAMED
             self.call_start = _CALL_START
-            self.is_name = _REGISTER.match
+            self.is_name = _is_register_name
             return
         self.collected = names
         self.is_name = names.__contains__
@@ -267,13 +272,13 @@ def _is_literal(node) -> bool:
     )
 
 
-def _register_name(call, facts, names=None, match=_REGISTER.match) -> str | None:
+def _register_name(call, facts, names=None, match=None) -> str | None:
     """The registration function `call` calls, or None. `names`: the imported names to resolve
     it with (default: all of the file's `facts`); `match`: what a registration function's name
     is (CiNames.is_name)."""
     origin = qualified(call.func, facts.names if names is None else names) or ""
     name = origin.split(".")[-1]
-    return name if match(name) else None
+    return name if (match or _REGISTER.match)(name) else None
 
 
 def _module_level_calls(ctx):
@@ -366,7 +371,7 @@ def _statement_at(data: bytes, lines, begin: int):
     return None
 
 
-def _check_call(node, ctx, names, match=_REGISTER.match) -> None:
+def _check_call(node, ctx, names, match=None) -> None:
     facts = ctx.facts
     name = _register_name(node, facts, names, match)
     if name is None:

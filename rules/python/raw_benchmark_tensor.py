@@ -74,6 +74,7 @@ import os
 import re
 from collections import deque
 
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python import child_nodes
 from kernlint.python.facts import node_span
@@ -89,7 +90,7 @@ RULE = Rule(
     severity="warning",
     status="preview",
     triggers=(b"randn", b"empty"),
-    prefilter=re.compile(rb"\b(?:randn|empty)\s*\("),
+    prefilter=lazy_compile(rb"\b(?:randn|empty)\s*\("),
     path_filter=is_bench_file,
     # (parsed only for a JIT benchmark: most `bench_*.py` files are outside the roots)
     needs_tree=False,
@@ -103,7 +104,7 @@ _UTILS = (
     ("kernels", "jit", "benchmark", "utils.py"),
     ("jit_kernel", "benchmark", "utils.py"),
 )
-_DEF = re.compile(rb"^def[ \t]+(create_random|create_empty)[ \t]*\(", re.M)
+_DEF = lazy_compile(rb"^def[ \t]+(create_random|create_empty)[ \t]*\(", re.M)
 _OF_DIR: dict[str, frozenset[str]] = {}
 
 

@@ -45,9 +45,8 @@ No automatic fix: the file has to move, and its imports may change with it.
 
 from __future__ import annotations
 
-import re
-
 from kernlint.ci_layout import CI_FUNCTIONS, in_sglang_package
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python.conventions import NamePattern
 
@@ -62,7 +61,7 @@ RULE = Rule(
     triggers=(b"register_",),
     untriggered_when=when_ci_configured,  # (`ci-registration-functions`: other names)
     prefilter=NamePattern(
-        re.compile(rb"register_(?:cpu|cuda|amd|musa|npu|xpu|mlx)_ci\b"), CI_FUNCTIONS
+        lazy_compile(rb"register_(?:cpu|cuda|amd|musa|npu|xpu|mlx)_ci\b"), CI_FUNCTIONS
     ),
     partial_lines=CI_LINE,
     needs_tree=False,

@@ -56,9 +56,8 @@ No automatic fix: the CUDA path's alternative is the author's call.
 
 from __future__ import annotations
 
-import re
-
 from kernlint.config import import_time_policy
+from kernlint.lazyre import lazy_compile
 from kernlint.model import Rule
 from kernlint.python import walk as _walk
 from kernlint.python.facts import AITER_LINE, imports_by_call, node_span
@@ -73,8 +72,8 @@ from kernlint.python.facts import AITER_LINE, imports_by_call, node_span
 # (No other `import` word inside the statement: a line of many `import`s without an aiter
 # import is searched once from each, up to the next one, not to the end of the line.)
 _IMPORT_STATEMENT_LINES = (
-    re.compile(rb"import(?:[ \t]|\\\r?\n)(?:[^\n;#\\i]|i(?!mport\b)|\\\r?\n)*?\baiter\b"),
-    re.compile(rb"from(?:[ \t]|\\\r?\n)+aiter\b"),
+    lazy_compile(rb"import(?:[ \t]|\\\r?\n)(?:[^\n;#\\i]|i(?!mport\b)|\\\r?\n)*?\baiter\b"),
+    lazy_compile(rb"from(?:[ \t]|\\\r?\n)+aiter\b"),
 )
 
 
@@ -99,7 +98,7 @@ RULE = Rule(
 # An aiter import needs `import ... aiter`, `from aiter`, or `import_module("aiter`.
 # (No leading `\b`: a pattern that starts with a literal is searched much faster, and a
 # superset is fine for a filter.)
-_AITER_IMPORT = re.compile(
+_AITER_IMPORT = lazy_compile(
     rb"import\s(?:[^\n;i]|i(?!mport\b))*\baiter\b|from\s+aiter\b"
     rb"|(?:import_module|__import__)\(\s*[rbu]?['\"]aiter"
 )

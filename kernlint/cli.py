@@ -428,11 +428,14 @@ def cmd_rule(args) -> int:
 
 
 def cmd_check(args) -> int:
+    import gc
+
     from .config import ConfigError, ConfigResolver, Overrides, check_define
     from .discovery import PathError
-    from .forkpool import WorkerLost
+    from .forkpool import GC_THRESHOLDS, WorkerLost
     from .runner import run_check
 
+    gc.set_threshold(*GC_THRESHOLDS)  # (a check run's objects hold no reference cycles)
     reg = _registry()
     for d in args.define or ():
         try:

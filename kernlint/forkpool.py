@@ -28,6 +28,13 @@ _STOP = 0xFFFFFFFF
 # they must fit in a pipe's buffer: 64 KiB on Linux, one 4 KiB page when the user's pipe
 # allowance is spent. The callers hand over a few dozen items per worker.
 MAX_JOBS = 64
+# The cyclic garbage collector's thresholds for a check run, its workers and its parent: what a
+# run builds (syntax trees, import records, results) holds no reference cycles, and with the
+# default thresholds the collector walks the young objects again and again (`--select ALL
+# --preview` on the SGLang snapshot: 7.0 s of a worker's CPU, 6.2 s with these; the parent of
+# a run of the sglang wheel, which builds the aiter index and judges import sites: 1.05 s, 0.83
+# s with these).
+GC_THRESHOLDS = (100_000, 50, 100)
 MAX_ITEMS = 1024 - MAX_JOBS
 
 
@@ -82,12 +89,9 @@ def _work(fn, items, task_r: int, result_w: int) -> None:
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent reports it
-        # A worker builds whole syntax trees, which hold no reference cycles: with the default
-        # thresholds the cyclic collector walks them again and again (`--select ALL
-        # --preview` on the SGLang snapshot: 7.0 s of CPU, 6.2 s with these).
         import gc
 
-        gc.set_threshold(100_000, 50, 100)
+        gc.set_threshold(*GC_THRESHOLDS)  # (a worker forked by a parent that did not)
         while True:
             raw = os.read(task_r, _INDEX.size)
             if len(raw) < _INDEX.size:

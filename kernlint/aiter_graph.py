@@ -78,7 +78,23 @@ class Record:
         """Does `from X import ...` name `name` (a submodule of X)?"""
         if self.names is None:
             return False
-        return re.search(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b", self.names) is not None
+        return _submodule_pattern(name).search(self.names) is not None
+
+
+_SUBMODULE_PATTERNS: dict[str, re.Pattern] = {}
+
+
+def _submodule_pattern(name: str) -> re.Pattern:
+    """`name` as a whole name in an import list, compiled once per name (the search asks about
+    the same submodule for every `from X import ...` of its parent)."""
+    found = _SUBMODULE_PATTERNS.get(name)
+    if found is None:
+        if len(_SUBMODULE_PATTERNS) > 4096:
+            _SUBMODULE_PATTERNS.clear()
+        found = _SUBMODULE_PATTERNS[name] = re.compile(
+            rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b"
+        )
+    return found
 
 
 class PackageFile:
@@ -89,7 +105,7 @@ class PackageFile:
         self.module = module
         self.is_pkg = is_pkg
         self._data = data
-        self.judge = None  # (Judge, statements by line) once parsed
+        self.judge = None  # (Judge, statements by line, line starts) once parsed
         self.records: list = []  # its import statements, as `import_records` gives them
 
     @property
@@ -471,10 +487,10 @@ class Package:
         pf = rec.file
         if pf.judge is None:
             pf.judge = self._judge(pf)
-        judge, at_line = pf.judge
+        judge, at_line, starts = pf.judge
         if judge is None:
             return True  # unparsable: the file's own lint says so; count the import
-        line = pf.data.count(b"\n", 0, rec.offset) + 1
+        line = bisect_right(starts, rec.offset)  # (1-based)
         for stmt in at_line.get(line, ()):
             import ast
 
@@ -511,14 +527,14 @@ class Package:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
         if tree is None:
-            return None, {}
+            return None, {}, starts
         guards = Guards(tree)
         if self.gates is not None:
             guards.use_gates(self.gates)
         at_line = guards.statements_at_lines(sorted(lines))
         del ast
         env = env_for(envs_package(tree, pf.module), pf.path)
-        return Judge(tree, guards, env, pf.module), at_line
+        return Judge(tree, guards, env, pf.module), at_line, starts
 
     # -- module status ----------------------------------------------------------------------
     def status(self, module: str) -> tuple:

@@ -44,6 +44,7 @@ import re
 import zlib
 from bisect import bisect_left, bisect_right
 from collections import deque
+from functools import lru_cache
 
 from .lazyre import lazy_compile
 
@@ -81,20 +82,11 @@ class Record:
         return _submodule_pattern(name).search(self.names) is not None
 
 
-_SUBMODULE_PATTERNS: dict[str, re.Pattern] = {}
-
-
+@lru_cache(maxsize=4096)
 def _submodule_pattern(name: str) -> re.Pattern:
-    """`name` as a whole name in an import list, compiled once per name (the search asks about
+    """`name` as a whole name in an import list, built once per name (the search asks about
     the same submodule for every `from X import ...` of its parent)."""
-    found = _SUBMODULE_PATTERNS.get(name)
-    if found is None:
-        if len(_SUBMODULE_PATTERNS) > 4096:
-            _SUBMODULE_PATTERNS.clear()
-        found = _SUBMODULE_PATTERNS[name] = re.compile(
-            rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b"
-        )
-    return found
+    return re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b")
 
 
 class PackageFile:

@@ -204,6 +204,8 @@ _REGISTER = lazy_compile(r"^register_\w+_ci$")
 
 
 def _is_register_name(name: str):
+    """SGLang's test for a registration function's name (`_REGISTER` compiles at its first
+    use, not when a default argument binds its method)."""
     return _REGISTER.match(name)
 
 
@@ -272,13 +274,13 @@ def _is_literal(node) -> bool:
     )
 
 
-def _register_name(call, facts, names=None, match=None) -> str | None:
+def _register_name(call, facts, names=None, match=_is_register_name) -> str | None:
     """The registration function `call` calls, or None. `names`: the imported names to resolve
     it with (default: all of the file's `facts`); `match`: what a registration function's name
     is (CiNames.is_name)."""
     origin = qualified(call.func, facts.names if names is None else names) or ""
     name = origin.split(".")[-1]
-    return name if (match or _REGISTER.match)(name) else None
+    return name if match(name) else None
 
 
 def _module_level_calls(ctx):
@@ -371,7 +373,7 @@ def _statement_at(data: bytes, lines, begin: int):
     return None
 
 
-def _check_call(node, ctx, names, match=None) -> None:
+def _check_call(node, ctx, names, match=_is_register_name) -> None:
     facts = ctx.facts
     name = _register_name(node, facts, names, match)
     if name is None:

@@ -11,6 +11,15 @@ Two measurements of `kernlint check --no-cache .` in DIR (the development interp
    settings, results).
 2. The run as it is (a pool of one worker per core): when each phase starts and ends, wall
    clock, with the CPU of the parent and of the workers at each mark.
+
+    python bench/profile.py --tree <dir> --groups [--runs N]
+
+What each group of the default rules costs in a run as it is: the default rules, then the
+same run without each group (`--ignore`), side by side with ruff and with a run that reads
+every file and runs no rule on it (`--select KL001`: the floor of reading, trigger search
+and start-up), median of N rounds (default 5) in rotation, as bench/run.py measures. On a
+tree without a kernlint configuration of its own, also the default rules with
+`aiter-import-policy = "lexical"` (no import index), given by `--config`.
 """
 
 from __future__ import annotations
@@ -167,10 +176,89 @@ def pool_timeline(args: list[str]) -> None:
         print(f"  {wall:6.3f}  {own:5.2f}  {kids:5.2f}  {what}")
 
 
+# The groups of the default rules `--groups` measures: name -> the codes left out.
+GROUPS = {
+    "ungated-aiter-import": "PY001",
+    "CI registration (PY006, PY011-PY014)": "PY006,PY011,PY012,PY013,PY014",
+    "JIT module wiring (PY004, PY005, PY008-PY010)": "PY004,PY005,PY008,PY009,PY010",
+    "kernel pointer rules (CU003, CU004)": "CU003,CU004",
+    "the other C/C++ rules": "CU001,CU002,CU005,CU006,CU008,CU009,CU010",
+    "every Python rule": "PY",
+    "every C/C++ rule": "CU",
+}
+_CONFIGS = ("kernlint.toml", ".kernlint.toml", "pyproject.toml")
+
+
+def _own_config(tree: str) -> bool:
+    """Does the tree's root hold a kernlint configuration (then `--config` would replace it)?"""
+    for name in _CONFIGS:
+        path = os.path.join(tree, name)
+        if not os.path.isfile(path):
+            continue
+        if name != "pyproject.toml":
+            return True
+        with open(path, "rb") as fh:
+            if b"[tool.kernlint" in fh.read():
+                return True
+    return False
+
+
+def groups(tree: str, runs: int) -> None:
+    """The `--groups` table: what leaving each group out saves in a run as it is."""
+    import tempfile
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import shutil
+
+    from run import side_by_side
+
+    kernlint = [sys.executable, "-m", "kernlint", "check", "--no-cache"]
+    cmds = {}
+    if shutil.which("ruff"):
+        cmds["ruff check --no-cache --select E,F"] = [
+            "ruff",
+            "check",
+            "--no-cache",
+            "--select",
+            "E,F",
+        ]
+    cmds["default rules"] = kernlint
+    cmds["reading only (--select KL001)"] = [*kernlint, "--select", "KL001"]
+    for name, codes in GROUPS.items():
+        cmds[f"without {name}"] = [*kernlint, "--ignore", codes]
+    lexical = None
+    if not _own_config(tree):
+        fd, lexical = tempfile.mkstemp(suffix=".toml", prefix="kernlint-bench-")
+        with os.fdopen(fd, "w") as fh:
+            fh.write('aiter-import-policy = "lexical"\n')
+        cmds["aiter-import-policy = lexical"] = [*kernlint, "--config", lexical]
+    try:
+        got = side_by_side({k: [*v, "."] for k, v in cmds.items()}, tree, runs)
+    finally:
+        if lexical is not None:
+            os.unlink(lexical)
+    base = got["default rules"]
+    print(
+        f"tree: {tree}; median of {runs} rounds, wall s (CPU s); saved: against the default rules"
+    )
+    print("| run | wall | CPU | saved (wall / CPU) |")
+    print("|---|---|---|---|")
+    for name, t in got.items():
+        saved = ""
+        if name.startswith("without") or name.startswith("aiter") or name.startswith("reading"):
+            saved = f"{base - t:+.2f} / {base.cpu - t.cpu:+.2f}" if t.cpu is not None else ""
+        cpu = f"{t.cpu:.2f}" if t.cpu is not None else "-"
+        print(f"| {name} | {t:.2f} ({t.lo:.2f}-{t.hi:.2f}) | {cpu} | {saved} |")
+    if lexical is None:
+        print("(the tree has a kernlint configuration: the `lexical` run is left out)")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tree", required=True, help="the directory to check")
     p.add_argument("--part", choices=("one-process", "pool"), help=argparse.SUPPRESS)
+    p.add_argument("--groups", action="store_true", help="what each group of rules costs")
+    p.add_argument("--runs", type=int, default=5, help="rounds for --groups (default 5)")
     p.add_argument("check_args", nargs="*", help="more `kernlint check` options, after --")
     a = p.parse_args()
     a.tree = os.path.abspath(a.tree)
@@ -180,6 +268,9 @@ def main() -> int:
         return 0
     if a.part == "pool":
         pool_timeline(a.check_args)
+        return 0
+    if a.groups:
+        groups(a.tree, a.runs)
         return 0
     print(f"tree: {a.tree}; kernlint check --no-cache {' '.join([*a.check_args, '.'])}")
     for part in ("one-process", "pool"):  # (each in a fresh process: nothing shared)

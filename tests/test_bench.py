@@ -283,3 +283,32 @@ def test_tree_where_kernlint_fails_is_not_timed(tmp_path):
     assert p.returncode != 0
     assert "failed: exit 2" in p.stderr and "Traceback" not in p.stderr
     assert "wall s" not in p.stdout
+
+
+def test_profile_groups_times_each_group_left_out(tmp_path):
+    """bench/profile.py --groups times the default rules, the reading floor and the run
+    without each group of rules side by side, and the `lexical` policy only where the tree
+    has no kernlint configuration of its own (`--config` would replace it)."""
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    (tmp_path / "m.py").write_text("import aiter\n")
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "profile.py"), "--tree", str(tmp_path)]
+    p = subprocess.run(
+        [*cmd, "--groups", "--runs", "1"], capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stderr
+    rows = {
+        line.split(" | ")[0].lstrip("| ") for line in p.stdout.splitlines() if line.startswith("| ")
+    }
+    assert {
+        "default rules",
+        "reading only (--select KL001)",
+        "without ungated-aiter-import",
+    } <= rows
+    assert "without every C/C++ rule" in rows and "aiter-import-policy = lexical" in rows
+    (tmp_path / "kernlint.toml").write_text('select = ["CU"]\n')
+    p = subprocess.run(
+        [*cmd, "--groups", "--runs", "1"], capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stderr
+    assert "aiter-import-policy = lexical |" not in p.stdout
+    assert "the `lexical` run is left out" in p.stdout

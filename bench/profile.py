@@ -18,8 +18,8 @@ What each group of the default rules costs in a run as it is: the default rules,
 same run without each group (`--ignore`), side by side with ruff and with a run that reads
 every file and runs no rule on it (`--select KL001`: the floor of reading, trigger search
 and start-up), median of N rounds (default 5) in rotation, as bench/run.py measures. On a
-tree without a kernlint configuration of its own, also the default rules with
-`aiter-import-policy = "lexical"` (no import index), given by `--config`.
+tree without a kernlint configuration of its own (none anywhere in it), also the default
+rules with `aiter-import-policy = "lexical"` (no import index), given by `--config`.
 """
 
 from __future__ import annotations
@@ -186,20 +186,21 @@ GROUPS = {
     "every Python rule": "PY",
     "every C/C++ rule": "CU",
 }
-_CONFIGS = ("kernlint.toml", ".kernlint.toml", "pyproject.toml")
 
 
 def _own_config(tree: str) -> bool:
-    """Does the tree's root hold a kernlint configuration (then `--config` would replace it)?"""
-    for name in _CONFIGS:
-        path = os.path.join(tree, name)
-        if not os.path.isfile(path):
-            continue
-        if name != "pyproject.toml":
-            return True
-        with open(path, "rb") as fh:
-            if b"[tool.kernlint" in fh.read():
+    """Does the tree hold a kernlint configuration anywhere, as kernlint looks for one (then
+    `--config` would replace it)? One it cannot read counts too."""
+    sys.path.insert(0, ROOT)
+    from kernlint.config import find_config_in
+
+    for directory, dirs, files in os.walk(tree):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        try:
+            if find_config_in(directory, set(files)) is not None:
                 return True
+        except Exception:  # (a configuration kernlint cannot read is one all the same)
+            return True
     return False
 
 
@@ -261,6 +262,8 @@ def main() -> int:
     p.add_argument("--runs", type=int, default=5, help="rounds for --groups (default 5)")
     p.add_argument("check_args", nargs="*", help="more `kernlint check` options, after --")
     a = p.parse_args()
+    if a.runs < 1:
+        p.error("--runs must be at least 1")
     a.tree = os.path.abspath(a.tree)
     os.chdir(a.tree)
     if a.part == "one-process":

@@ -286,9 +286,8 @@ def test_tree_where_kernlint_fails_is_not_timed(tmp_path):
 
 
 def test_profile_groups_times_each_group_left_out(tmp_path):
-    """bench/profile.py --groups times the default rules, the reading floor and the run
-    without each group of rules side by side, and the `lexical` policy only where the tree
-    has no kernlint configuration of its own (`--config` would replace it)."""
+    """bench/profile.py --groups times the default rules, the reading floor, the run without
+    each group of rules and the `lexical` aiter policy, in one table."""
     (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
     (tmp_path / "m.py").write_text("import aiter\n")
     cmd = [sys.executable, os.path.join(ROOT, "bench", "profile.py"), "--tree", str(tmp_path)]
@@ -305,10 +304,25 @@ def test_profile_groups_times_each_group_left_out(tmp_path):
         "without ungated-aiter-import",
     } <= rows
     assert "without every C/C++ rule" in rows and "aiter-import-policy = lexical" in rows
-    (tmp_path / "kernlint.toml").write_text('select = ["CU"]\n')
-    p = subprocess.run(
-        [*cmd, "--groups", "--runs", "1"], capture_output=True, text=True, timeout=300
+
+
+def test_profile_groups_leaves_lexical_out_where_the_tree_is_configured(tmp_path):
+    """`--config` would replace a tree's own kernlint configuration: the `lexical` run is
+    made only where the tree holds none, at its root or below (a pyproject.toml without
+    [tool.kernlint] is none)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_profile", os.path.join(ROOT, "bench", "profile.py")
     )
-    assert p.returncode == 0, p.stderr
-    assert "aiter-import-policy = lexical |" not in p.stdout
-    assert "the `lexical` run is left out" in p.stdout
+    profile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(profile)
+    assert not profile._own_config(str(tmp_path))
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n")
+    assert not profile._own_config(str(tmp_path))
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\nselect = ["CU"]\n')
+    assert profile._own_config(str(tmp_path))
+    (tmp_path / "pyproject.toml").write_text("[tool.kernlint\n")  # (one it cannot read)
+    assert profile._own_config(str(tmp_path))
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "kernlint.toml").write_text('select = ["CU"]\n')
+    assert profile._own_config(str(tmp_path))

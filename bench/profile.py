@@ -30,6 +30,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -192,61 +193,65 @@ def _own_config(tree: str) -> bool:
     """Does the tree hold a kernlint configuration anywhere, as kernlint looks for one (then
     `--config` would replace it)? One it cannot read counts too."""
     sys.path.insert(0, ROOT)
-    from kernlint.config import find_config_in
+    from kernlint.config import ConfigError, find_config_in
 
     for directory, dirs, files in os.walk(tree):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
         try:
             if find_config_in(directory, set(files)) is not None:
                 return True
-        except Exception:  # (a configuration kernlint cannot read is one all the same)
+        except ConfigError:  # (a configuration kernlint cannot read is one all the same)
             return True
     return False
 
 
+DEFAULT = "default rules"
+
+
 def groups(tree: str, runs: int) -> None:
     """The `--groups` table: what leaving each group out saves in a run as it is."""
-    import tempfile
-
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import shutil
+    from run import ruff_command, runs_ok, side_by_side
 
-    from run import side_by_side
-
-    kernlint = [sys.executable, "-m", "kernlint", "check", "--no-cache"]
+    kernlint = [sys.executable, "-m", "kernlint", "check", "--no-cache", "-q", "--exit-zero"]
     cmds = {}
-    if shutil.which("ruff"):
-        cmds["ruff check --no-cache --select E,F"] = [
-            "ruff",
-            "check",
-            "--no-cache",
-            "--select",
-            "E,F",
-        ]
-    cmds["default rules"] = kernlint
-    cmds["reading only (--select KL001)"] = [*kernlint, "--select", "KL001"]
+    ruff, ruff_args, ruff_label, ruff_note = ruff_command(tree)
+    if ruff is not None:
+        cmds[ruff_label.removesuffix(" .")] = [ruff, *ruff_args, "-q", "--exit-zero"]
+    cmds[DEFAULT] = kernlint
+    compared = ["reading only (--select KL001)"]  # (the rows with a saving, against DEFAULT)
+    cmds[compared[0]] = [*kernlint, "--select", "KL001"]
     for name, codes in GROUPS.items():
-        cmds[f"without {name}"] = [*kernlint, "--ignore", codes]
+        compared.append(f"without {name}")
+        cmds[compared[-1]] = [*kernlint, "--ignore", codes]
     lexical = None
     if not _own_config(tree):
         fd, lexical = tempfile.mkstemp(suffix=".toml", prefix="kernlint-bench-")
         with os.fdopen(fd, "w") as fh:
             fh.write('aiter-import-policy = "lexical"\n')
-        cmds["aiter-import-policy = lexical"] = [*kernlint, "--config", lexical]
+        compared.append("aiter-import-policy = lexical")
+        cmds[compared[-1]] = [*kernlint, "--config", lexical]
     try:
-        got = side_by_side({k: [*v, "."] for k, v in cmds.items()}, tree, runs)
+        cmds = {k: [*v, "."] for k, v in cmds.items()}
+        for cmd in cmds.values():  # (a command that fails would be timed failing)
+            failed = runs_ok(cmd, tree)
+            if failed:
+                raise SystemExit(f"error: {tree}: `{' '.join(cmd)}` failed: {failed}")
+        got = side_by_side(cmds, tree, runs)
     finally:
         if lexical is not None:
             os.unlink(lexical)
-    base = got["default rules"]
+    base = got[DEFAULT]
     print(
         f"tree: {tree}; median of {runs} rounds, wall s (CPU s); saved: against the default rules"
     )
+    if ruff_note:
+        print(ruff_note)
     print("| run | wall | CPU | saved (wall / CPU) |")
     print("|---|---|---|---|")
     for name, t in got.items():
         saved = ""
-        if name.startswith("without") or name.startswith("aiter") or name.startswith("reading"):
+        if name in compared:
             saved = f"{base - t:+.2f} / {base.cpu - t.cpu:+.2f}" if t.cpu is not None else ""
         cpu = f"{t.cpu:.2f}" if t.cpu is not None else "-"
         print(f"| {name} | {t:.2f} ({t.lo:.2f}-{t.hi:.2f}) | {cpu} | {saved} |")
@@ -264,6 +269,8 @@ def main() -> int:
     a = p.parse_args()
     if a.runs < 1:
         p.error("--runs must be at least 1")
+    if a.groups and a.check_args:
+        p.error("--groups times the default rules: it takes no more `kernlint check` options")
     a.tree = os.path.abspath(a.tree)
     os.chdir(a.tree)
     if a.part == "one-process":

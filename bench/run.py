@@ -344,6 +344,22 @@ def files_line(kl, tree) -> str:
     return found[-1] if found else "Files: (not reported)"
 
 
+def ruff_command(tree: str) -> tuple[str | None, list[str], str, str]:
+    """(ruff's path or None, the arguments it is timed with, their label, a note): `check
+    --no-cache --select E,F`, with `--isolated` where the tree's own ruff configuration makes
+    ruff fail (e.g. it extends a file the tree lacks)."""
+    ruff = shutil.which("ruff")
+    args = ["check", "--no-cache", "--select", "E,F"]
+    label, note = "ruff check --no-cache --select E,F .", ""
+    if ruff is not None:
+        failed = runs_ok([ruff, *args, "--show-files", "."], tree)
+        if failed:
+            args.append("--isolated")
+            label = "ruff check --no-cache --select E,F --isolated ."
+            note = f"ruff failed with the tree's own configuration ({failed}): --isolated"
+    return ruff, args, label, note
+
+
 def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) -> dict:
     """Time kernlint (default rules and `--select ALL --preview`), ruff E,F and the
     development interpreter side by side on `tree`, print the table and the target ratios.
@@ -353,17 +369,9 @@ def tree_report(tree: str, kl, how: str, dev, runs: int, smoke: bool = False) ->
         "default": [*kl, "check", ".", *cold],
         "all": [*kl, "check", ".", *cold, "--select", "ALL", "--preview"],
     }
-    ruff = shutil.which("ruff")
-    ruff_label = "ruff check --no-cache --select E,F ."
-    ruff_note = ""
+    ruff, ruff_args, ruff_label, ruff_note = ruff_command(tree)
     ruff_files = 0
     if ruff is not None:
-        ruff_args = ["check", "--no-cache", "--select", "E,F"]
-        failed = runs_ok([ruff, *ruff_args, "--show-files", "."], tree)
-        if failed:  # (e.g. the tree's ruff config extends a file the tree lacks)
-            ruff_args.append("--isolated")
-            ruff_label = "ruff check --no-cache --select E,F --isolated ."
-            ruff_note = f"ruff failed with the tree's own configuration ({failed}): --isolated"
         ruff_files = len(show_files([ruff, *ruff_args, "--show-files", "."], tree))
         cmds["ruff"] = [ruff, *ruff_args, "-q", "--exit-zero", "."]
     if dev:

@@ -306,6 +306,26 @@ def test_profile_groups_times_each_group_left_out(tmp_path):
     assert "without every C/C++ rule" in rows and "aiter-import-policy = lexical" in rows
 
 
+def test_profile_groups_refuses_what_it_cannot_time(tmp_path):
+    """--groups takes no more check options (it times the default rules), and a tree where
+    kernlint fails is not timed: the failing command is named, no table is printed."""
+    (tmp_path / "m.py").write_text("import aiter\n")
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "profile.py"), "--tree", str(tmp_path)]
+    p = subprocess.run(
+        [*cmd, "--groups", "--runs", "1", "--", "--select", "PY"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "takes no more `kernlint check` options" in p.stderr
+    (tmp_path / "kernlint.toml").write_text("select = [\n")  # (invalid TOML: exit 2)
+    p = subprocess.run(
+        [*cmd, "--groups", "--runs", "1"], capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode != 0 and "failed: exit 2" in p.stderr
+    assert "| run |" not in p.stdout and "Traceback" not in p.stderr
+
+
 def test_profile_groups_leaves_lexical_out_where_the_tree_is_configured(tmp_path):
     """`--config` would replace a tree's own kernlint configuration: the `lexical` run is
     made only where the tree holds none, at its root or below (a pyproject.toml without

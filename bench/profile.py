@@ -19,7 +19,11 @@ same run without each group (`--ignore`), side by side with ruff and with a run 
 every file and runs no rule on it (`--select KL001`: the floor of reading, trigger search
 and start-up), median of N rounds (default 5) in rotation, as bench/run.py measures. On a
 tree without a kernlint configuration of its own (none anywhere in it), also the default
-rules with `aiter-import-policy = "lexical"` (no import index), given by `--config`.
+rules with `aiter-import-policy = "lexical"` (no import index), given by `--config`. And the
+default rules with every C/C++ rule reduced to the tree it asks for (`C/C++ parse only`: the
+same files normalized and parsed, no rule work on them; the statistics line of such a run
+counts the same parsed C/C++ files as the default run's): the floor that tree-sitter's parse
+sets under the C/C++ side.
 """
 
 from __future__ import annotations
@@ -177,6 +181,36 @@ def pool_timeline(args: list[str]) -> None:
         print(f"  {wall:6.3f}  {own:5.2f}  {kids:5.2f}  {what}")
 
 
+def cpp_parse_only(args: list[str]) -> int:
+    """In this process: `kernlint check ARGS .` with the check of every C/C++ rule replaced by
+    what it would ask for first: the file's syntax tree (normalization and tree-sitter parse),
+    for a rule that needs one; nothing for a rule that reads bytes only. The files linted,
+    the Python rules and the rest of the run are the default run's."""
+    sys.path.insert(0, ROOT)
+    import kernlint.registry as registry
+
+    load = registry.load_registry
+
+    def parse_only(ctx) -> None:
+        _ = ctx.tree  # (a cached property: asking parses the file)
+
+    def load_parse_only(*a, **k):
+        reg = load(*a, **k)
+        for rule in reg.rules:
+            if rule.language == "cpp" and rule.check is not None:
+                object.__setattr__(rule, "check", parse_only if rule.needs_tree else _nothing)
+        return reg
+
+    registry.load_registry = load_parse_only
+    import kernlint.cli as cli
+
+    return cli.main(["check", *args, "."])
+
+
+def _nothing(ctx) -> None:
+    return None
+
+
 # The groups of the default rules `--groups` measures: name -> the codes left out.
 GROUPS = {
     "ungated-aiter-import": "PY001",
@@ -206,6 +240,7 @@ def _own_config(tree: str) -> bool:
 
 
 DEFAULT = "default rules"
+PARSE_ONLY = "C/C++ parse only (each C/C++ rule reduced to its tree)"
 
 
 def groups(tree: str, runs: int) -> None:
@@ -224,6 +259,18 @@ def groups(tree: str, runs: int) -> None:
     for name, codes in GROUPS.items():
         compared.append(f"without {name}")
         cmds[compared[-1]] = [*kernlint, "--ignore", codes]
+    compared.append(PARSE_ONLY)
+    script = os.path.abspath(__file__)
+    cmds[PARSE_ONLY] = [
+        sys.executable,
+        script,
+        "--tree",
+        tree,
+        "--part",
+        "cpp-parse-only",
+        "--",
+        *kernlint[4:],
+    ]
     lexical = None
     if not _own_config(tree):
         fd, lexical = tempfile.mkstemp(suffix=".toml", prefix="kernlint-bench-")
@@ -232,7 +279,7 @@ def groups(tree: str, runs: int) -> None:
         compared.append("aiter-import-policy = lexical")
         cmds[compared[-1]] = [*kernlint, "--config", lexical]
     try:
-        cmds = {k: [*v, "."] for k, v in cmds.items()}
+        cmds = {k: v if k == PARSE_ONLY else [*v, "."] for k, v in cmds.items()}
         for cmd in cmds.values():  # (a command that fails would be timed failing)
             failed = runs_ok(cmd, tree)
             if failed:
@@ -262,7 +309,9 @@ def groups(tree: str, runs: int) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tree", required=True, help="the directory to check")
-    p.add_argument("--part", choices=("one-process", "pool"), help=argparse.SUPPRESS)
+    p.add_argument(
+        "--part", choices=("one-process", "pool", "cpp-parse-only"), help=argparse.SUPPRESS
+    )
     p.add_argument("--groups", action="store_true", help="what each group of rules costs")
     p.add_argument("--runs", type=int, default=5, help="rounds for --groups (default 5)")
     p.add_argument("check_args", nargs="*", help="more `kernlint check` options, after --")
@@ -279,6 +328,8 @@ def main() -> int:
     if a.part == "pool":
         pool_timeline(a.check_args)
         return 0
+    if a.part == "cpp-parse-only":
+        return cpp_parse_only(a.check_args)
     if a.groups:
         groups(a.tree, a.runs)
         return 0

@@ -304,6 +304,40 @@ def test_profile_groups_times_each_group_left_out(tmp_path):
         "without ungated-aiter-import",
     } <= rows
     assert "without every C/C++ rule" in rows and "aiter-import-policy = lexical" in rows
+    assert "C/C++ parse only (each C/C++ rule reduced to its tree)" in rows
+
+
+def test_profile_parse_only_run_parses_what_the_default_run_parses(tmp_path):
+    """The `C/C++ parse only` run of --groups lints the same files as the default run and
+    parses the same C/C++ files (the statistics line), with no C/C++ finding made; the Python
+    rules still run."""
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x, float* y) { x[0] = y[0]; }\n")
+    (tmp_path / "plain.cu").write_text("int f(int a) { return a + 1; }\n")  # (no trigger)
+    (tmp_path / "m.py").write_text("import aiter\n")
+    args = ["--no-cache", "--statistics", "--exit-zero", "--output-format", "concise"]
+    base = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", *args, "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "profile.py"), "--tree", str(tmp_path)]
+    p = subprocess.run(
+        [*cmd, "--part", "cpp-parse-only", "--", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert base.returncode == 0 and p.returncode == 0, p.stderr
+
+    def files_line(out):
+        return next(line for line in out.splitlines() if line.startswith("Files:"))
+
+    assert "C/C++/CUDA: 0 of 1" in files_line(base.stdout)
+    assert files_line(p.stdout) == files_line(base.stdout)
+    assert "CU003" in base.stdout and "CU003" not in p.stdout
+    assert "PY001" in base.stdout and "PY001" in p.stdout
 
 
 def test_profile_groups_refuses_what_it_cannot_time(tmp_path):

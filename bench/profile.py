@@ -55,6 +55,23 @@ def _check_quietly(cli, args: list[str]) -> None:
         sys.stdout = out
 
 
+def _replace_checks(registry, replacement) -> None:
+    """From now on, the registry `registry.load_registry` loads gives every rule with a
+    `check` the check `replacement(rule)` returns (the rule's own where it returns None)."""
+    load = registry.load_registry
+
+    def load_replaced(*a, **k):
+        reg = load(*a, **k)
+        for rule in reg.rules:
+            if rule.check is not None:
+                check = replacement(rule)
+                if check is not None:
+                    object.__setattr__(rule, "check", check)
+        return reg
+
+    registry.load_registry = load_replaced
+
+
 def one_process(args: list[str]) -> None:
     """In this process: the parts of one run without a pool."""
     sys.path.insert(0, ROOT)
@@ -83,28 +100,20 @@ def one_process(args: list[str]) -> None:
 
     timed(runner, "discover", "start-up: discovery", generator=True)
     timed(runner, "_collect_project_facts", "cross-file facts (aiter index, FFI targets)")
-    load = registry.load_registry
+    timed(registry, "load_registry", "start-up: rules imported")
 
-    def load_timed(*a, **k):
-        t = _cpu()
-        reg = load(*a, **k)
-        add("start-up: rules imported", _cpu() - t)
-        for rule in reg.rules:
-            if rule.check is None:
-                continue
+    def timed_check(rule):
+        def check(ctx, real=rule.check, code=rule.code):
+            t = _cpu()
+            nested.append(0.0)
+            try:
+                return real(ctx)
+            finally:
+                add(f"rule {code}", _cpu() - t - nested.pop())
 
-            def check(ctx, real=rule.check, code=rule.code):
-                t = _cpu()
-                nested.append(0.0)
-                try:
-                    return real(ctx)
-                finally:
-                    add(f"rule {code}", _cpu() - t - nested.pop())
+        return check
 
-            object.__setattr__(rule, "check", check)
-        return reg
-
-    registry.load_registry = load_timed
+    _replace_checks(registry, timed_check)
     tree = engine.Context.tree
 
     def parse(self):
@@ -182,33 +191,28 @@ def pool_timeline(args: list[str]) -> None:
 
 
 def cpp_parse_only(args: list[str]) -> int:
-    """In this process: `kernlint check ARGS .` with the check of every C/C++ rule replaced by
+    """In this process: `kernlint check ARGS` with the check of every C/C++ rule replaced by
     what it would ask for first: the file's syntax tree (normalization and tree-sitter parse),
     for a rule that needs one; nothing for a rule that reads bytes only. The files linted,
     the Python rules and the rest of the run are the default run's."""
     sys.path.insert(0, ROOT)
     import kernlint.registry as registry
 
-    load = registry.load_registry
-
     def parse_only(ctx) -> None:
         _ = ctx.tree  # (a cached property: asking parses the file)
 
-    def load_parse_only(*a, **k):
-        reg = load(*a, **k)
-        for rule in reg.rules:
-            if rule.language == "cpp" and rule.check is not None:
-                object.__setattr__(rule, "check", parse_only if rule.needs_tree else _nothing)
-        return reg
+    def nothing(ctx) -> None:
+        return None
 
-    registry.load_registry = load_parse_only
+    def reduced(rule):
+        if rule.language != "cpp":
+            return None
+        return parse_only if rule.needs_tree else nothing
+
+    _replace_checks(registry, reduced)
     import kernlint.cli as cli
 
-    return cli.main(["check", *args, "."])
-
-
-def _nothing(ctx) -> None:
-    return None
+    return cli.main(["check", *args])
 
 
 # The groups of the default rules `--groups` measures: name -> the codes left out.
@@ -248,7 +252,8 @@ def groups(tree: str, runs: int) -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from run import ruff_command, runs_ok, side_by_side
 
-    kernlint = [sys.executable, "-m", "kernlint", "check", "--no-cache", "-q", "--exit-zero"]
+    options = ["--no-cache", "-q", "--exit-zero"]
+    kernlint = [sys.executable, "-m", "kernlint", "check", *options]
     cmds = {}
     ruff, ruff_args, ruff_label, ruff_note = ruff_command(tree)
     if ruff is not None:
@@ -261,16 +266,8 @@ def groups(tree: str, runs: int) -> None:
         cmds[compared[-1]] = [*kernlint, "--ignore", codes]
     compared.append(PARSE_ONLY)
     script = os.path.abspath(__file__)
-    cmds[PARSE_ONLY] = [
-        sys.executable,
-        script,
-        "--tree",
-        tree,
-        "--part",
-        "cpp-parse-only",
-        "--",
-        *kernlint[4:],
-    ]
+    part = ["--tree", tree, "--part", "cpp-parse-only", "--"]
+    cmds[PARSE_ONLY] = [sys.executable, script, *part, *options]
     lexical = None
     if not _own_config(tree):
         fd, lexical = tempfile.mkstemp(suffix=".toml", prefix="kernlint-bench-")
@@ -279,7 +276,7 @@ def groups(tree: str, runs: int) -> None:
         compared.append("aiter-import-policy = lexical")
         cmds[compared[-1]] = [*kernlint, "--config", lexical]
     try:
-        cmds = {k: v if k == PARSE_ONLY else [*v, "."] for k, v in cmds.items()}
+        cmds = {k: [*v, "."] for k, v in cmds.items()}
         for cmd in cmds.values():  # (a command that fails would be timed failing)
             failed = runs_ok(cmd, tree)
             if failed:

@@ -324,7 +324,7 @@ def test_profile_parse_only_run_parses_what_the_default_run_parses(tmp_path):
     )
     cmd = [sys.executable, os.path.join(ROOT, "bench", "profile.py"), "--tree", str(tmp_path)]
     p = subprocess.run(
-        [*cmd, "--part", "cpp-parse-only", "--", *args],
+        [*cmd, "--part", "cpp-parse-only", "--", *args, "."],
         capture_output=True,
         text=True,
         timeout=120,
